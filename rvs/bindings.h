@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The C API rvs's Rust code is built against. bindgen turns this header into
+ * rvs/bindings_generated.rs (see Kbuild); rvs/bindings.allow narrows it to the
+ * items rvs uses. Static inline functions and macros are reached through
+ * rvs/helpers.h instead.
+ */
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/random.h>
+#include <linux/rcupdate.h>
+#include <linux/skbuff.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter_ipv4.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+#include <net/genetlink.h>
+#include <net/ip.h>
+#include <net/route.h>
+#include <net/ip_tunnels.h>
+#include <linux/workqueue.h>
+#include <linux/skbuff.h>
+
+#include "uapi/rvs.h"
+#include "helpers.h"

@@ -1,0 +1,494 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Generic netlink: a family registration and safe views of requests,
+//! replies and dumps.
+//!
+//! C headers: [`include/net/genetlink.h`], [`include/net/netlink.h`]
+//!
+//! A [`Family`] registers a `struct genl_family` whose operations all route
+//! to one [`Handler`]; handlers see a [`Request`] (doit) or a [`Dump`]
+//! (dumpit) and never touch raw pointers. Every operation requires
+//! CAP_NET_ADMIN in the namespace's owning user namespace
+//! (`GENL_ADMIN_PERM`), and the family is namespace-aware (`netnsok`).
+
+use crate::ffi;
+use crate::netns::Net;
+use core::ffi::{c_int, CStr};
+use core::marker::PhantomData;
+use kernel::prelude::*;
+
+/// One attribute of a request: its type and its payload bytes.
+#[derive(Clone, Copy)]
+pub(crate) struct Attr<'a> {
+    /// The payload, without the 4-byte attribute header.
+    pub(crate) payload: &'a [u8],
+}
+
+impl<'a> Attr<'a> {
+    /// # Safety
+    ///
+    /// `nla` is null or points to an attribute that the netlink core has
+    /// checked to lie within a message that stays alive for `'a`.
+    unsafe fn from_raw(nla: *const ffi::nlattr) -> Option<Attr<'a>> {
+        if nla.is_null() {
+            return None;
+        }
+        // SAFETY: non-null and valid per the function's contract.
+        let len = usize::from(unsafe { (*nla).nla_len });
+        let payload_len = len.checked_sub(4)?;
+        // SAFETY: the netlink core validated that `nla_len` bytes starting at
+        // `nla` lie within the message (nla_ok), and the header is 4 bytes.
+        let payload =
+            unsafe { core::slice::from_raw_parts(nla.cast::<u8>().add(4), payload_len) };
+        Some(Attr { payload })
+    }
+}
+
+/// What the family's handler implements.
+pub(crate) trait Handler {
+    /// Handles a `doit` request (non-dump command).
+    fn doit(cmd: u8, req: &Request<'_>) -> Result;
+    /// Fills one round of a dump; returns `Ok(())` when the dump is complete
+    /// or the message is full (the cursor says which).
+    fn dumpit(cmd: u8, dump: &mut Dump<'_>) -> Result;
+}
+
+/// Static description of one command.
+pub(crate) struct OpSpec {
+    /// Command number.
+    pub(crate) cmd: u8,
+    /// Whether it has a doit handler.
+    pub(crate) doit: bool,
+    /// Whether it has a dumpit handler.
+    pub(crate) dumpit: bool,
+}
+
+/// Static description of the family.
+pub(crate) struct FamilySpec {
+    /// Family name, NUL-terminated, at most `GENL_NAMSIZ` bytes with the NUL.
+    pub(crate) name: &'static [u8],
+    /// Family version.
+    pub(crate) version: u32,
+    /// Top-level attribute types (index = attribute number), as `NLA_*`.
+    pub(crate) policy: &'static [u8],
+    /// The commands.
+    pub(crate) ops: &'static [OpSpec],
+}
+
+/// An `Error` from an errno value that `kernel::error::code` lacks.
+pub(crate) fn errno(code: u32) -> Error {
+    Error::from_errno(-(code as i32))
+}
+
+/// The message buffer is full.
+fn emsgsize() -> Error {
+    errno(ffi::EMSGSIZE)
+}
+
+const MAX_OPS: usize = 32;
+/// Size of a doit reply buffer: one service or destination fits easily.
+const REPLY_SIZE: usize = 3072;
+const MAX_ATTRS: usize = 32;
+
+/// The C structures of a registered family, at a stable address.
+struct FamilyStorage {
+    family: ffi::genl_family,
+    ops: [ffi::genl_small_ops; MAX_OPS],
+    policy: [ffi::nla_policy; MAX_ATTRS],
+}
+
+/// A registered generic netlink family; unregistered on drop.
+pub(crate) struct Family<H: Handler> {
+    storage: Pin<KBox<FamilyStorage>>,
+    _handler: PhantomData<H>,
+}
+
+// SAFETY: after registration the storage is only read (by the netlink core);
+// the family is unregistered in `drop` before the storage is freed.
+unsafe impl<H: Handler> Send for Family<H> {}
+// SAFETY: see `Send`; `&Family` exposes nothing mutable.
+unsafe impl<H: Handler> Sync for Family<H> {}
+
+impl<H: Handler> Family<H> {
+    /// Registers the family described by `spec`, owned by `module`.
+    pub(crate) fn register(spec: &FamilySpec, module: &'static ThisModule) -> Result<Self> {
+        if spec.ops.len() > MAX_OPS
+            || spec.policy.len() > MAX_ATTRS
+            || spec.policy.is_empty()
+            || spec.name.len() > ffi::GENL_NAMSIZ as usize
+        {
+            return Err(EINVAL);
+        }
+        let mut storage = KBox::new(
+            FamilyStorage {
+                family: ffi::genl_family::default(),
+                ops: [ffi::genl_small_ops::default(); MAX_OPS],
+                policy: [ffi::nla_policy::default(); MAX_ATTRS],
+            },
+            GFP_KERNEL,
+        )?;
+        for (slot, kind) in storage.policy.iter_mut().zip(spec.policy) {
+            slot.type_ = *kind;
+        }
+        for (slot, op) in storage.ops.iter_mut().zip(spec.ops) {
+            slot.cmd = op.cmd;
+            slot.flags = ffi::GENL_ADMIN_PERM as u8;
+            if op.doit {
+                slot.doit = Some(doit_trampoline::<H>);
+            }
+            if op.dumpit {
+                slot.dumpit = Some(dumpit_trampoline::<H>);
+            }
+        }
+        let f = &mut storage.family;
+        for (dst, src) in f.name.iter_mut().zip(spec.name) {
+            *dst = *src as core::ffi::c_char;
+        }
+        f.version = spec.version;
+        f.maxattr = (spec.policy.len() - 1) as u32;
+        f.set_netnsok(1);
+        f.n_small_ops = spec.ops.len() as u8;
+        // Strict validation for every command: unknown attributes and
+        // trailing bytes are rejected by the netlink core.
+        f.resv_start_op = 0;
+        f.module = module.as_ptr().cast();
+        let policy = storage.policy.as_ptr();
+        let ops = storage.ops.as_ptr();
+        storage.family.policy = policy;
+        storage.family.small_ops = ops;
+        let storage: Pin<KBox<FamilyStorage>> = storage.into();
+        // SAFETY: the family, its ops and policy live in a pinned allocation
+        // that outlives the registration (unregistered in `drop` first).
+        let ret = unsafe { ffi::genl_register_family(&storage.family as *const _ as *mut _) };
+        if ret != 0 {
+            return Err(Error::from_errno(ret));
+        }
+        Ok(Self {
+            storage,
+            _handler: PhantomData,
+        })
+    }
+}
+
+impl<H: Handler> Drop for Family<H> {
+    fn drop(&mut self) {
+        // SAFETY: registered in `register`; this waits for running handlers
+        // and dumps (the netlink core holds the family's locks).
+        unsafe { ffi::genl_unregister_family(&self.storage.family as *const _ as *mut _) };
+    }
+}
+
+/// Records an extended-ack message (and optionally the offending attribute)
+/// and returns `err`, so handlers can write `return Err(req.fail(...))`.
+///
+/// # Safety
+///
+/// `extack` is null or valid for writes for the duration of the call.
+unsafe fn set_extack(extack: *mut ffi::netlink_ext_ack, msg: &'static CStr) {
+    if !extack.is_null() {
+        // SAFETY: non-null and valid per the contract; `msg` is 'static, as
+        // the netlink core reads it after the handler returns.
+        unsafe { (*extack)._msg = msg.as_ptr() };
+    }
+}
+
+/// A doit request.
+pub(crate) struct Request<'a> {
+    info: *mut ffi::genl_info,
+    _p: PhantomData<&'a ffi::genl_info>,
+}
+
+impl<'a> Request<'a> {
+    /// The namespace the request came from.
+    pub(crate) fn net(&self) -> &'a Net {
+        // SAFETY: `info` is valid during the handler (type invariant), and its
+        // namespace is held by the requesting socket.
+        unsafe { Net::from_raw(ffi::rvs_genl_info_net(self.info)) }
+    }
+
+    /// Top-level attribute `kind`, already checked against the policy.
+    pub(crate) fn attr(&self, kind: u32) -> Option<Attr<'a>> {
+        // SAFETY: `info` and its family are valid during the handler.
+        let (attrs, maxattr) = unsafe { ((*self.info).attrs, (*(*self.info).family).maxattr) };
+        if attrs.is_null() || kind > maxattr {
+            return None;
+        }
+        // SAFETY: the genl core sized `attrs` for `maxattr + 1` entries, and
+        // `kind <= maxattr`; the attributes were validated by the netlink
+        // core and live as long as the request.
+        unsafe { Attr::from_raw(*attrs.add(kind as usize)) }
+    }
+
+    /// Sets the extended-ack message and returns `err` for the caller to
+    /// propagate.
+    pub(crate) fn fail(&self, err: Error, msg: &'static CStr) -> Error {
+        // SAFETY: `info` is valid; `extack` is null or valid for the call.
+        unsafe { set_extack((*self.info).extack, msg) };
+        err
+    }
+
+    /// Starts a reply message of command `cmd`.
+    pub(crate) fn reply(&self, cmd: u8) -> Result<Reply<'a>> {
+        // SAFETY: plain allocation; a null result is handled.
+        let skb = unsafe { ffi::rvs_genlmsg_new(REPLY_SIZE) };
+        if skb.is_null() {
+            return Err(ENOMEM);
+        }
+        // SAFETY: `skb` is a fresh message; `info` and its family are valid.
+        let hdr = unsafe { ffi::rvs_genlmsg_put_reply(skb, self.info, (*self.info).family, cmd) };
+        if hdr.is_null() {
+            // SAFETY: `skb` is ours and not sent.
+            unsafe { ffi::rvs_nlmsg_free(skb) };
+            return Err(emsgsize());
+        }
+        Ok(Reply {
+            msg: Msg { skb, hdr },
+            info: self.info,
+            _p: PhantomData,
+        })
+    }
+}
+
+/// Attribute writer over a message being built (reply or dump entry).
+pub(crate) struct Msg {
+    skb: *mut ffi::sk_buff,
+    hdr: *mut core::ffi::c_void,
+}
+
+/// An open nested attribute; close it with [`Msg::nest_end`].
+pub(crate) struct Nest(*mut ffi::nlattr);
+
+impl Msg {
+    /// Appends attribute `kind` with raw payload `data`.
+    pub(crate) fn put(&mut self, kind: u32, data: &[u8]) -> Result {
+        let len = c_int::try_from(data.len()).map_err(|_| emsgsize())?;
+        // SAFETY: `skb` is a message we own; `data` is valid for `len` bytes.
+        let ret = unsafe { ffi::nla_put(self.skb, kind as c_int, len, data.as_ptr().cast()) };
+        if ret != 0 {
+            return Err(emsgsize());
+        }
+        Ok(())
+    }
+
+    /// Appends a `u8` attribute.
+    pub(crate) fn put_u8(&mut self, kind: u32, v: u8) -> Result {
+        self.put(kind, &[v])
+    }
+
+    /// Appends a `u16` attribute in host order.
+    pub(crate) fn put_u16(&mut self, kind: u32, v: u16) -> Result {
+        self.put(kind, &v.to_ne_bytes())
+    }
+
+    /// Appends a `u16` attribute in network order.
+    pub(crate) fn put_be16(&mut self, kind: u32, v: u16) -> Result {
+        self.put(kind, &v.to_be_bytes())
+    }
+
+    /// Appends a `u32` attribute in host order.
+    pub(crate) fn put_u32(&mut self, kind: u32, v: u32) -> Result {
+        self.put(kind, &v.to_ne_bytes())
+    }
+
+    /// Appends a 64-bit attribute, aligned with pad attribute `pad`.
+    pub(crate) fn put_u64(&mut self, kind: u32, v: u64, pad: u32) -> Result {
+        let data = v.to_ne_bytes();
+        // SAFETY: `skb` is ours; `data` is 8 valid bytes.
+        let ret = unsafe {
+            ffi::nla_put_64bit(self.skb, kind as c_int, 8, data.as_ptr().cast(), pad as c_int)
+        };
+        if ret != 0 {
+            return Err(emsgsize());
+        }
+        Ok(())
+    }
+
+    /// Appends a NUL-terminated string attribute.
+    pub(crate) fn put_str(&mut self, kind: u32, s: &str) -> Result {
+        let mut buf = [0u8; 64];
+        let bytes = s.as_bytes();
+        let dst = buf.get_mut(..bytes.len()).ok_or(emsgsize())?;
+        dst.copy_from_slice(bytes);
+        self.put(kind, buf.get(..bytes.len() + 1).ok_or(emsgsize())?)
+    }
+
+    /// Opens a nested attribute.
+    pub(crate) fn nest_start(&mut self, kind: u32) -> Result<Nest> {
+        // SAFETY: `skb` is ours.
+        let nla = unsafe { ffi::rvs_nla_nest_start(self.skb, kind as c_int) };
+        if nla.is_null() {
+            return Err(emsgsize());
+        }
+        Ok(Nest(nla))
+    }
+
+    /// Closes a nested attribute opened on this message.
+    pub(crate) fn nest_end(&mut self, nest: Nest) {
+        // SAFETY: `nest` was opened on this message, which is still ours.
+        unsafe { ffi::rvs_nla_nest_end(self.skb, nest.0) };
+    }
+}
+
+/// A reply to a doit request; freed unless sent.
+pub(crate) struct Reply<'a> {
+    msg: Msg,
+    info: *mut ffi::genl_info,
+    _p: PhantomData<&'a ffi::genl_info>,
+}
+
+impl Reply<'_> {
+    /// The attribute writer.
+    pub(crate) fn msg(&mut self) -> &mut Msg {
+        &mut self.msg
+    }
+
+    /// Finishes and sends the reply.
+    pub(crate) fn send(self) -> Result {
+        let this = core::mem::ManuallyDrop::new(self);
+        // SAFETY: the message is ours and complete; `info` is valid. The
+        // reply call consumes the skb whatever it returns.
+        let ret = unsafe {
+            ffi::rvs_genlmsg_end(this.msg.skb, this.msg.hdr);
+            ffi::rvs_genlmsg_reply(this.msg.skb, this.info)
+        };
+        if ret != 0 {
+            return Err(Error::from_errno(ret));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Reply<'_> {
+    fn drop(&mut self) {
+        // SAFETY: not sent (`send` skips this drop), so the skb is still ours.
+        unsafe { ffi::rvs_nlmsg_free(self.msg.skb) };
+    }
+}
+
+/// One round of a dump: a message buffer to fill and a resumable cursor.
+pub(crate) struct Dump<'a> {
+    skb: *mut ffi::sk_buff,
+    cb: *mut ffi::netlink_callback,
+    _p: PhantomData<&'a ffi::netlink_callback>,
+}
+
+/// Number of `long` cursor slots a dump can keep across rounds.
+pub(crate) const DUMP_CURSORS: usize = 6;
+
+impl<'a> Dump<'a> {
+    /// The namespace the dump runs in.
+    pub(crate) fn net(&self) -> &'a Net {
+        // SAFETY: `cb` and its request skb are valid for the round; the
+        // requesting socket holds its namespace.
+        unsafe { Net::from_raw(ffi::rvs_genl_dump_net(self.cb)) }
+    }
+
+    /// Cursor slot `i` (zero at the start of a dump).
+    pub(crate) fn cursor(&self, i: usize) -> i64 {
+        // SAFETY: `cb` is valid; `args` is the union's `long[6]` view.
+        let args = unsafe { &(*self.cb).__bindgen_anon_1.args };
+        args.get(i).copied().unwrap_or(0) as i64
+    }
+
+    /// Sets cursor slot `i`.
+    pub(crate) fn set_cursor(&mut self, i: usize, v: i64) {
+        // SAFETY: `cb` is valid and owned by this dump round.
+        let args = unsafe { &mut (*self.cb).__bindgen_anon_1.args };
+        if let Some(slot) = args.get_mut(i) {
+            *slot = v as core::ffi::c_long;
+        }
+    }
+
+    /// Top-level attribute `kind` of the dump request.
+    pub(crate) fn attr(&self, kind: u32, maxattr: u32) -> Option<Attr<'a>> {
+        if kind > maxattr {
+            return None;
+        }
+        // SAFETY: `cb` is valid; the genl core parsed the request into an
+        // array of `maxattr + 1` entries (or null without attributes).
+        let attrs = unsafe { ffi::rvs_genl_dump_attrs(self.cb) };
+        if attrs.is_null() {
+            return None;
+        }
+        // SAFETY: `kind <= maxattr`, within the array; attributes were
+        // validated by the netlink core and live as long as the request.
+        unsafe { Attr::from_raw(*attrs.add(kind as usize)) }
+    }
+
+    /// Sets the extended-ack message of the dump and returns `err`.
+    pub(crate) fn fail(&self, err: Error, msg: &'static CStr) -> Error {
+        // SAFETY: `cb` is valid; `extack` is null or valid for the round.
+        unsafe { set_extack((*self.cb).extack, msg) };
+        err
+    }
+
+    /// Adds one message of command `cmd` and lets `fill` write its
+    /// attributes. Returns `Ok(false)` (and adds nothing) if the buffer is
+    /// full, so the caller stops and resumes from its cursor next round.
+    pub(crate) fn entry(&mut self, cmd: u8, fill: impl FnOnce(&mut Msg) -> Result) -> Result<bool> {
+        // SAFETY: `cb` is valid; its family is the registered one.
+        let family = unsafe { ffi::rvs_genl_dump_family(self.cb) };
+        // SAFETY: `skb` is this round's buffer; `cb` is valid.
+        let hdr = unsafe { ffi::rvs_genlmsg_put_dump(self.skb, self.cb, family, cmd) };
+        if hdr.is_null() {
+            return Ok(false);
+        }
+        let mut msg = Msg { skb: self.skb, hdr };
+        match fill(&mut msg) {
+            Ok(()) => {
+                // SAFETY: `hdr` was put on `skb` above.
+                unsafe { ffi::rvs_genlmsg_end(self.skb, hdr) };
+                Ok(true)
+            }
+            Err(e) if e == emsgsize() => {
+                // SAFETY: `hdr` was put on `skb` above; drop the partial entry.
+                unsafe { ffi::rvs_genlmsg_cancel(self.skb, hdr) };
+                Ok(false)
+            }
+            Err(e) => {
+                // SAFETY: as above.
+                unsafe { ffi::rvs_genlmsg_cancel(self.skb, hdr) };
+                Err(e)
+            }
+        }
+    }
+
+    /// Bytes written this round (0 ends the dump).
+    fn written(&self) -> u32 {
+        // SAFETY: `skb` is this round's valid buffer.
+        unsafe { ffi::rvs_skb_len(self.skb) }
+    }
+}
+
+unsafe extern "C" fn doit_trampoline<H: Handler>(
+    _skb: *mut ffi::sk_buff,
+    info: *mut ffi::genl_info,
+) -> c_int {
+    // SAFETY: the genl core passes a valid `info` whose header was parsed.
+    let cmd = unsafe { (*(*info).genlhdr).cmd };
+    let req = Request {
+        info,
+        _p: PhantomData,
+    };
+    match H::doit(cmd, &req) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+unsafe extern "C" fn dumpit_trampoline<H: Handler>(
+    skb: *mut ffi::sk_buff,
+    cb: *mut ffi::netlink_callback,
+) -> c_int {
+    // SAFETY: the netlink core passes a valid callback with the request.
+    let cmd = unsafe { ffi::rvs_genl_dump_cmd(cb) };
+    let mut dump = Dump {
+        skb,
+        cb,
+        _p: PhantomData,
+    };
+    match H::dumpit(cmd, &mut dump) {
+        Ok(()) => dump.written() as c_int,
+        Err(e) => e.to_errno(),
+    }
+}

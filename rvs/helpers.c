@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Thin C helpers for rvs: static inline functions and macros of the kernel's
+ * C API made callable from Rust. Keep each one a single call; rvs's logic is
+ * in Rust.
+ */
+#include <linux/rcupdate.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+#include <net/genetlink.h>
+#include <linux/workqueue.h>
+#include <linux/skbuff.h>
+#include <linux/icmp.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter_ipv4.h>
+#include <net/ip.h>
+#include <net/icmp.h>
+#include <net/route.h>
+#include <net/dst.h>
+#include <net/netfilter/nf_conntrack.h>
+
+#include "helpers.h"
+
+void *rvs_net_generic(const struct net *net, unsigned int id)
+{
+	return net_generic(net, id);
+}
+
+void rvs_rcu_read_lock(void)
+{
+	rcu_read_lock();
+}
+
+void rvs_rcu_read_unlock(void)
+{
+	rcu_read_unlock();
+}
+
+/* generic netlink */
+
+struct sk_buff *rvs_genlmsg_new(size_t payload)
+{
+	return genlmsg_new(payload, GFP_KERNEL);
+}
+
+void *rvs_genlmsg_put_reply(struct sk_buff *skb, struct genl_info *info,
+			    const struct genl_family *family, u8 cmd)
+{
+	return genlmsg_put_reply(skb, info, family, 0, cmd);
+}
+
+void *rvs_genlmsg_put_dump(struct sk_buff *skb, struct netlink_callback *cb,
+			   const struct genl_family *family, u8 cmd)
+{
+	return genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+			   family, NLM_F_MULTI, cmd);
+}
+
+void rvs_genlmsg_end(struct sk_buff *skb, void *hdr)
+{
+	genlmsg_end(skb, hdr);
+}
+
+void rvs_genlmsg_cancel(struct sk_buff *skb, void *hdr)
+{
+	genlmsg_cancel(skb, hdr);
+}
+
+int rvs_genlmsg_reply(struct sk_buff *skb, struct genl_info *info)
+{
+	return genlmsg_reply(skb, info);
+}
+
+void rvs_nlmsg_free(struct sk_buff *skb)
+{
+	nlmsg_free(skb);
+}
+
+struct nlattr *rvs_nla_nest_start(struct sk_buff *skb, int type)
+{
+	return nla_nest_start(skb, type);
+}
+
+void rvs_nla_nest_end(struct sk_buff *skb, struct nlattr *start)
+{
+	nla_nest_end(skb, start);
+}
+
+void rvs_nla_nest_cancel(struct sk_buff *skb, struct nlattr *start)
+{
+	nla_nest_cancel(skb, start);
+}
+
+struct net *rvs_genl_info_net(const struct genl_info *info)
+{
+	return genl_info_net(info);
+}
+
+struct net *rvs_genl_dump_net(struct netlink_callback *cb)
+{
+	return sock_net(cb->skb->sk);
+}
+
+struct nlattr **rvs_genl_dump_attrs(struct netlink_callback *cb)
+{
+	return genl_info_dump(cb)->attrs;
+}
+
+u32 rvs_skb_len(const struct sk_buff *skb)
+{
+	return skb->len;
+}
+
+const struct genl_family *rvs_genl_dump_family(struct netlink_callback *cb)
+{
+	return genl_dumpit_info(cb)->info.family;
+}
+
+u8 rvs_genl_dump_cmd(struct netlink_callback *cb)
+{
+	return genl_dumpit_info(cb)->op.cmd;
+}
+
+/* RCU, bottom halves, time, work */
+
+void rvs_local_bh_disable(void)
+{
+	local_bh_disable();
+}
+
+void rvs_local_bh_enable(void)
+{
+	local_bh_enable();
+}
+
+unsigned long rvs_jiffies(void)
+{
+	return jiffies;
+}
+
+unsigned long rvs_hz(void)
+{
+	return HZ;
+}
+
+void rvs_init_delayed_work(struct delayed_work *dw, void (*fn)(struct work_struct *))
+{
+	INIT_DELAYED_WORK(dw, fn);
+}
+
+bool rvs_queue_delayed_work(struct delayed_work *dw, unsigned long delay)
+{
+	return queue_delayed_work(system_long_wq, dw, delay);
+}
+
+struct delayed_work *rvs_to_delayed_work(struct work_struct *work)
+{
+	return to_delayed_work(work);
+}
+
+void rvs_cond_resched(void)
+{
+	cond_resched();
+}
+
+/* sk_buff */
+
+bool rvs_pskb_may_pull(struct sk_buff *skb, unsigned int len)
+{
+	return pskb_may_pull(skb, len);
+}
+
+unsigned int rvs_skb_headlen(const struct sk_buff *skb)
+{
+	return skb_headlen(skb);
+}
+
+unsigned char *rvs_skb_data(const struct sk_buff *skb)
+{
+	return skb->data;
+}
+
+bool rvs_skb_is_gso(const struct sk_buff *skb)
+{
+	return skb_is_gso(skb);
+}
+
+/*
+ * rvs marks the packets it transmits so its hooks pass them when they
+ * re-enter netfilter, the way IPVS does: skb->ipvs_property exists only
+ * with CONFIG_IP_VS (y or m). See Documentation/architecture.md.
+ */
+#if !IS_ENABLED(CONFIG_IP_VS)
+#error "rvs needs CONFIG_IP_VS=m or =y for skb->ipvs_property (see Documentation/architecture.md)"
+#endif
+
+bool rvs_skb_is_xmit(const struct sk_buff *skb)
+{
+	return skb->ipvs_property;
+}
+
+void rvs_skb_mark_xmit(struct sk_buff *skb)
+{
+	skb->ipvs_property = 1;
+}
+
+void rvs_skb_notrack(struct sk_buff *skb)
+{
+#if IS_ENABLED(CONFIG_NF_CONNTRACK)
+	nf_reset_ct(skb);
+	nf_ct_set(skb, NULL, IP_CT_UNTRACKED);
+#endif
+}
+
+void rvs_skb_orphan(struct sk_buff *skb)
+{
+	skb_orphan(skb);
+}
+
+void rvs_inet_proto_csum_replace2(__sum16 *sum, struct sk_buff *skb,
+				  __be16 from, __be16 to, bool pseudohdr)
+{
+	inet_proto_csum_replace2(sum, skb, from, to, pseudohdr);
+}
+
+int rvs_skb_cow_head(struct sk_buff *skb, unsigned int headroom)
+{
+	return skb_cow_head(skb, headroom);
+}
+
+void rvs_skb_reset_network_header(struct sk_buff *skb)
+{
+	skb_reset_network_header(skb);
+}
+
+void rvs_ipcb_clear(struct sk_buff *skb)
+{
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+}
+
+void rvs_icmp_send_frag_needed(struct sk_buff *skb, u32 mtu)
+{
+	icmp_send(skb, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED, htonl(mtu));
+}
+
+/* routing and output */
+
+struct rtable *rvs_route_output(struct net *net, __be32 daddr, __be32 *saddr)
+{
+	struct flowi4 fl4 = { .daddr = daddr };
+	struct rtable *rt = ip_route_output_key(net, &fl4);
+
+	if (IS_ERR(rt))
+		return NULL;
+	*saddr = fl4.saddr;
+	return rt;
+}
+
+void rvs_skb_set_route(struct sk_buff *skb, struct rtable *rt)
+{
+	skb_dst_drop(skb);
+	skb_dst_set(skb, &rt->dst);
+}
+
+unsigned int rvs_rt_mtu(const struct rtable *rt)
+{
+	return dst_mtu(&rt->dst);
+}
+
+bool rvs_rt_is_local(const struct rtable *rt)
+{
+	return rt->rt_flags & RTCF_LOCAL;
+}
+
+void rvs_rt_put(struct rtable *rt)
+{
+	ip_rt_put(rt);
+}
+
+int rvs_nf_local_out(struct net *net, struct sk_buff *skb)
+{
+	return NF_HOOK(NFPROTO_IPV4, NF_INET_LOCAL_OUT, net, NULL, skb, NULL,
+		       skb_dst(skb)->dev, dst_output);
+}

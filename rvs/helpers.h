@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Thin C helpers: one line each, wrapping a static inline function or macro
+ * of the kernel's C API that bindgen cannot expose as a callable symbol.
+ * No logic lives here; it is all in Rust.
+ */
+#ifndef RVS_HELPERS_H
+#define RVS_HELPERS_H
+
+#include <linux/types.h>
+
+struct net;
+
+void *rvs_net_generic(const struct net *net, unsigned int id);
+void rvs_rcu_read_lock(void);
+void rvs_rcu_read_unlock(void);
+
+#endif /* RVS_HELPERS_H */
+
+/* generic netlink */
+struct sk_buff;
+struct genl_info;
+struct genl_family;
+struct netlink_callback;
+struct nlattr;
+
+struct sk_buff *rvs_genlmsg_new(size_t payload);
+void *rvs_genlmsg_put_reply(struct sk_buff *skb, struct genl_info *info,
+			    const struct genl_family *family, u8 cmd);
+void *rvs_genlmsg_put_dump(struct sk_buff *skb, struct netlink_callback *cb,
+			   const struct genl_family *family, u8 cmd);
+void rvs_genlmsg_end(struct sk_buff *skb, void *hdr);
+void rvs_genlmsg_cancel(struct sk_buff *skb, void *hdr);
+int rvs_genlmsg_reply(struct sk_buff *skb, struct genl_info *info);
+void rvs_nlmsg_free(struct sk_buff *skb);
+struct nlattr *rvs_nla_nest_start(struct sk_buff *skb, int type);
+void rvs_nla_nest_end(struct sk_buff *skb, struct nlattr *start);
+void rvs_nla_nest_cancel(struct sk_buff *skb, struct nlattr *start);
+struct net *rvs_genl_info_net(const struct genl_info *info);
+struct net *rvs_genl_dump_net(struct netlink_callback *cb);
+struct nlattr **rvs_genl_dump_attrs(struct netlink_callback *cb);
+u32 rvs_skb_len(const struct sk_buff *skb);
+const struct genl_family *rvs_genl_dump_family(struct netlink_callback *cb);
+u8 rvs_genl_dump_cmd(struct netlink_callback *cb);
+
+/* RCU, bottom halves, time, work */
+struct delayed_work;
+struct work_struct;
+void rvs_local_bh_disable(void);
+void rvs_local_bh_enable(void);
+unsigned long rvs_jiffies(void);
+unsigned long rvs_hz(void);
+void rvs_init_delayed_work(struct delayed_work *dw, void (*fn)(struct work_struct *));
+bool rvs_queue_delayed_work(struct delayed_work *dw, unsigned long delay);
+struct delayed_work *rvs_to_delayed_work(struct work_struct *work);
+void rvs_cond_resched(void);
+
+/* sk_buff */
+bool rvs_pskb_may_pull(struct sk_buff *skb, unsigned int len);
+unsigned int rvs_skb_headlen(const struct sk_buff *skb);
+unsigned char *rvs_skb_data(const struct sk_buff *skb);
+bool rvs_skb_is_gso(const struct sk_buff *skb);
+bool rvs_skb_is_xmit(const struct sk_buff *skb);
+void rvs_skb_mark_xmit(struct sk_buff *skb);
+void rvs_skb_notrack(struct sk_buff *skb);
+void rvs_skb_orphan(struct sk_buff *skb);
+void rvs_inet_proto_csum_replace2(__sum16 *sum, struct sk_buff *skb,
+				  __be16 from, __be16 to, bool pseudohdr);
+int rvs_skb_cow_head(struct sk_buff *skb, unsigned int headroom);
+void rvs_skb_reset_network_header(struct sk_buff *skb);
+void rvs_ipcb_clear(struct sk_buff *skb);
+void rvs_icmp_send_frag_needed(struct sk_buff *skb, u32 mtu);
+
+/* routing and output */
+struct rtable;
+struct rtable *rvs_route_output(struct net *net, __be32 daddr, __be32 *saddr);
+void rvs_skb_set_route(struct sk_buff *skb, struct rtable *rt);
+unsigned int rvs_rt_mtu(const struct rtable *rt);
+bool rvs_rt_is_local(const struct rtable *rt);
+void rvs_rt_put(struct rtable *rt);
+int rvs_nf_local_out(struct net *net, struct sk_buff *skb);

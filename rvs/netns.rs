@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Network namespaces: a typed per-namespace state registration.
+//!
+//! C headers: [`include/net/net_namespace.h`], [`include/net/netns/generic.h`]
+//!
+//! rvs keeps all of its configuration and connections per network namespace,
+//! like IPVS. [`Registration`] registers a `pernet_operations` whose `init`
+//! builds a [`PernetState`] for every namespace (existing and future) and whose
+//! `exit` tears it down; the state is then found from a [`Net`] with
+//! [`PernetState::of`].
+
+use crate::ffi;
+use core::ffi::c_int;
+use core::marker::PhantomData;
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::prelude::*;
+use kernel::types::Opaque;
+
+/// A network namespace (C: `struct net`).
+///
+/// # Invariants
+///
+/// The wrapped `struct net` is alive for the lifetime of any `&Net`.
+#[repr(transparent)]
+pub(crate) struct Net(Opaque<ffi::net>);
+
+impl Net {
+    /// Borrows a `struct net` the caller knows to be alive.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must point to a live `struct net` that stays alive for `'a`.
+    pub(crate) unsafe fn from_raw<'a>(ptr: *mut ffi::net) -> &'a Net {
+        // SAFETY: `Net` is a transparent wrapper of `struct net`, and the
+        // caller guarantees that the pointee lives for `'a`.
+        unsafe { &*ptr.cast::<Net>() }
+    }
+
+    /// The raw pointer, for C calls.
+    pub(crate) fn as_ptr(&self) -> *mut ffi::net {
+        self.0.get()
+    }
+}
+
+/// State that rvs keeps for each network namespace.
+pub(crate) trait PernetState: Sized + Send + Sync {
+    /// The slot the kernel writes this state's id into (one static per type).
+    fn id_slot() -> &'static AtomicU32;
+
+    /// Builds the state of a namespace that was just created (or existed when
+    /// the module loaded).
+    fn new(net: &Net) -> Result<KBox<Self>>;
+
+    /// Stops everything that refers to this state (hooks, workers) before it is
+    /// dropped; called as the namespace goes away or the module unloads.
+    fn exit(&self, net: &Net);
+
+    /// The state of `net`, if rvs's registration is alive.
+    fn of(net: &Net) -> Option<&Self> {
+        let id = Self::id_slot().load(Ordering::Relaxed);
+        // SAFETY: `net` is alive (type invariant); `net_generic` only reads
+        // the namespace's generic-pointer array at an id the kernel assigned.
+        let slot = unsafe { ffi::rvs_net_generic(net.as_ptr(), id) }.cast::<*mut Self>();
+        if slot.is_null() {
+            return None;
+        }
+        // SAFETY: the kernel allocated `size_of::<*mut Self>()` bytes for this
+        // id; `pernet_init` stored a `KBox<Self>` pointer there (or left it
+        // null) and `pernet_exit` only clears it once nothing can call `of`.
+        let state = unsafe { *slot };
+        // SAFETY: a non-null pointer came from `KBox::into_raw` and stays
+        // valid until `pernet_exit` of this namespace.
+        unsafe { state.as_ref() }
+    }
+}
+
+/// The `pernet_operations` and its id, at a stable address.
+struct Ops<T> {
+    ops: ffi::pernet_operations,
+    _state: PhantomData<T>,
+}
+
+/// Registration of a [`PernetState`]; unregisters (and so tears down every
+/// namespace's state) on drop.
+pub(crate) struct Registration<T: PernetState> {
+    ops: Pin<KBox<Ops<T>>>,
+}
+
+// SAFETY: the registration is only touched at module init and exit; the C
+// side only reads the ops.
+unsafe impl<T: PernetState> Send for Registration<T> {}
+// SAFETY: as above, no interior mutability is reachable through `&self`.
+unsafe impl<T: PernetState> Sync for Registration<T> {}
+
+impl<T: PernetState> Registration<T> {
+    /// Registers the per-namespace subsystem: `T::new` runs for every
+    /// existing namespace before this returns.
+    pub(crate) fn new() -> Result<Self> {
+        let mut ops = ffi::pernet_operations::default();
+        ops.init = Some(pernet_init::<T>);
+        ops.exit = Some(pernet_exit::<T>);
+        ops.id = T::id_slot().as_ptr();
+        ops.size = core::mem::size_of::<*mut T>();
+        let ops = KBox::pin(
+            Ops {
+                ops,
+                _state: PhantomData,
+            },
+            GFP_KERNEL,
+        )?;
+        // SAFETY: `ops` is pinned in a heap allocation that outlives the
+        // registration (it is dropped only after `unregister_pernet_subsys`).
+        let ret = unsafe { ffi::register_pernet_subsys(&ops.ops as *const _ as *mut _) };
+        if ret != 0 {
+            return Err(Error::from_errno(ret));
+        }
+        Ok(Self { ops })
+    }
+}
+
+impl<T: PernetState> Drop for Registration<T> {
+    fn drop(&mut self) {
+        // SAFETY: the ops were registered in `new` and are still pinned.
+        unsafe { ffi::unregister_pernet_subsys(&self.ops.ops as *const _ as *mut _) };
+    }
+}
+
+fn slot<T: PernetState>(net: &Net) -> *mut *mut T {
+    let id = T::id_slot().load(Ordering::Relaxed);
+    // SAFETY: `net` is alive; the id belongs to our registration.
+    unsafe { ffi::rvs_net_generic(net.as_ptr(), id) }.cast::<*mut T>()
+}
+
+unsafe extern "C" fn pernet_init<T: PernetState>(net: *mut ffi::net) -> c_int {
+    // SAFETY: the kernel calls `init` with a namespace that is alive for the
+    // duration of the call.
+    let net = unsafe { Net::from_raw(net) };
+    match T::new(net) {
+        Ok(state) => {
+            let slot = slot::<T>(net);
+            if slot.is_null() {
+                return EINVAL.to_errno();
+            }
+            // SAFETY: the kernel allocated the slot (`ops.size` bytes) before
+            // calling `init`, and nothing else writes it.
+            unsafe { *slot = KBox::into_raw(state) };
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+unsafe extern "C" fn pernet_exit<T: PernetState>(net: *mut ffi::net) {
+    // SAFETY: the kernel calls `exit` with a namespace that is alive for the
+    // duration of the call.
+    let net = unsafe { Net::from_raw(net) };
+    let slot = slot::<T>(net);
+    if slot.is_null() {
+        return;
+    }
+    // SAFETY: the slot is ours and was written by `pernet_init` (or is null).
+    let state = unsafe { core::ptr::replace(slot, core::ptr::null_mut()) };
+    if state.is_null() {
+        return;
+    }
+    // SAFETY: `state` came from `KBox::into_raw` in `pernet_init` and the slot
+    // no longer refers to it.
+    let state = unsafe { KBox::from_raw(state) };
+    state.exit(net);
+    drop(state);
+}
+

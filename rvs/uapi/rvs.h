@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * rvs generic netlink protocol: the single source of its numbers.
+ *
+ * Commands and attributes use IPVS's numbering and layout
+ * (include/uapi/linux/ip_vs.h) so that the same messages can later be
+ * answered under the family name "IPVS" for unmodified ipvsadm. Anything rvs
+ * adds is numbered after IPVS's last value.
+ *
+ * The module's bindings are generated from this file; rvsadm's constants are
+ * checked against it by a host test (rvsadm/tests/uapi.rs).
+ */
+#ifndef _UAPI_RVS_H
+#define _UAPI_RVS_H
+
+#define RVS_GENL_NAME		"RVS"
+#define RVS_GENL_VERSION	0x1
+
+/* Version reported by GET_INFO: 1.2.1, like IPVS. */
+#define RVS_VERSION_CODE	0x010201
+
+#define RVS_SCHEDNAME_MAXLEN	16
+#define RVS_PENAME_MAXLEN	16
+
+/* Service flags (RVS_SVC_ATTR_FLAGS carries struct rvs_flags). */
+#define RVS_SVC_F_PERSISTENT	0x0001
+#define RVS_SVC_F_HASHED	0x0002
+#define RVS_SVC_F_ONEPACKET	0x0004
+
+/* Forwarding methods (RVS_DEST_ATTR_FWD_METHOD), IPVS's values. */
+#define RVS_CONN_F_FWD_MASK	0x0007
+#define RVS_CONN_F_MASQ		0x0000
+#define RVS_CONN_F_LOCALNODE	0x0001
+#define RVS_CONN_F_TUNNEL	0x0002
+#define RVS_CONN_F_DROUTE	0x0003
+#define RVS_CONN_F_BYPASS	0x0004
+
+/* Weight limits for real servers. */
+#define RVS_DEST_WEIGHT_MAX	65535
+
+struct rvs_flags {
+	__u32 flags;
+	__u32 mask;
+};
+
+enum rvs_cmd {
+	RVS_CMD_UNSPEC = 0,
+	RVS_CMD_NEW_SERVICE,	/* 1 */
+	RVS_CMD_SET_SERVICE,	/* 2 */
+	RVS_CMD_DEL_SERVICE,	/* 3 */
+	RVS_CMD_GET_SERVICE,	/* 4 */
+	RVS_CMD_NEW_DEST,	/* 5 */
+	RVS_CMD_SET_DEST,	/* 6 */
+	RVS_CMD_DEL_DEST,	/* 7 */
+	RVS_CMD_GET_DEST,	/* 8 */
+	RVS_CMD_NEW_DAEMON,	/* 9 */
+	RVS_CMD_DEL_DAEMON,	/* 10 */
+	RVS_CMD_GET_DAEMON,	/* 11 */
+	RVS_CMD_SET_CONFIG,	/* 12 */
+	RVS_CMD_GET_CONFIG,	/* 13 */
+	RVS_CMD_SET_INFO,	/* 14 */
+	RVS_CMD_GET_INFO,	/* 15 */
+	RVS_CMD_ZERO,		/* 16 */
+	RVS_CMD_FLUSH,		/* 17 */
+	__RVS_CMD_MAX,
+};
+#define RVS_CMD_MAX (__RVS_CMD_MAX - 1)
+
+/* Top-level attributes. */
+enum rvs_attr {
+	RVS_CMD_ATTR_UNSPEC = 0,
+	RVS_CMD_ATTR_SERVICE,		/* 1: nested service */
+	RVS_CMD_ATTR_DEST,		/* 2: nested destination */
+	RVS_CMD_ATTR_DAEMON,		/* 3: nested sync daemon */
+	RVS_CMD_ATTR_TIMEOUT_TCP,	/* 4: u32 seconds */
+	RVS_CMD_ATTR_TIMEOUT_TCP_FIN,	/* 5: u32 seconds */
+	RVS_CMD_ATTR_TIMEOUT_UDP,	/* 6: u32 seconds */
+	__RVS_CMD_ATTR_MAX,
+};
+#define RVS_CMD_ATTR_MAX (__RVS_CMD_ATTR_MAX - 1)
+
+/* Attributes nested in RVS_CMD_ATTR_SERVICE. */
+enum rvs_svc_attr {
+	RVS_SVC_ATTR_UNSPEC = 0,
+	RVS_SVC_ATTR_AF,	/* 1: u16 address family */
+	RVS_SVC_ATTR_PROTOCOL,	/* 2: u16 IPPROTO_TCP / IPPROTO_UDP */
+	RVS_SVC_ATTR_ADDR,	/* 3: 4 or 16 bytes, network order */
+	RVS_SVC_ATTR_PORT,	/* 4: u16, network order */
+	RVS_SVC_ATTR_FWMARK,	/* 5: u32 */
+	RVS_SVC_ATTR_SCHED_NAME,/* 6: string */
+	RVS_SVC_ATTR_FLAGS,	/* 7: struct rvs_flags */
+	RVS_SVC_ATTR_TIMEOUT,	/* 8: u32 persistence timeout, seconds */
+	RVS_SVC_ATTR_NETMASK,	/* 9: u32 persistence netmask */
+	RVS_SVC_ATTR_STATS,	/* 10: nested stats (32-bit) */
+	RVS_SVC_ATTR_PE_NAME,	/* 11: string */
+	RVS_SVC_ATTR_STATS64,	/* 12: nested stats (64-bit) */
+	__RVS_SVC_ATTR_MAX,
+};
+#define RVS_SVC_ATTR_MAX (__RVS_SVC_ATTR_MAX - 1)
+
+/* Attributes nested in RVS_CMD_ATTR_DEST. */
+enum rvs_dest_attr {
+	RVS_DEST_ATTR_UNSPEC = 0,
+	RVS_DEST_ATTR_ADDR,		/* 1: 4 or 16 bytes, network order */
+	RVS_DEST_ATTR_PORT,		/* 2: u16, network order */
+	RVS_DEST_ATTR_FWD_METHOD,	/* 3: u32 RVS_CONN_F_* */
+	RVS_DEST_ATTR_WEIGHT,		/* 4: u32 */
+	RVS_DEST_ATTR_U_THRESH,		/* 5: u32 */
+	RVS_DEST_ATTR_L_THRESH,		/* 6: u32 */
+	RVS_DEST_ATTR_ACTIVE_CONNS,	/* 7: u32 */
+	RVS_DEST_ATTR_INACT_CONNS,	/* 8: u32 */
+	RVS_DEST_ATTR_PERSIST_CONNS,	/* 9: u32 */
+	RVS_DEST_ATTR_STATS,		/* 10: nested stats */
+	RVS_DEST_ATTR_ADDR_FAMILY,	/* 11: u16 */
+	RVS_DEST_ATTR_STATS64,		/* 12: nested stats64 */
+	RVS_DEST_ATTR_TUN_TYPE,		/* 13: u8 */
+	RVS_DEST_ATTR_TUN_PORT,		/* 14: u16, network order */
+	RVS_DEST_ATTR_TUN_FLAGS,	/* 15: u16 */
+	__RVS_DEST_ATTR_MAX,
+};
+#define RVS_DEST_ATTR_MAX (__RVS_DEST_ATTR_MAX - 1)
+
+/* Attributes nested in *_STATS / *_STATS64. */
+enum rvs_stats_attr {
+	RVS_STATS_ATTR_UNSPEC = 0,
+	RVS_STATS_ATTR_CONNS,	/* 1: connections scheduled */
+	RVS_STATS_ATTR_INPKTS,	/* 2: incoming packets */
+	RVS_STATS_ATTR_OUTPKTS,	/* 3: outgoing packets */
+	RVS_STATS_ATTR_INBYTES,	/* 4: incoming bytes */
+	RVS_STATS_ATTR_OUTBYTES,/* 5: outgoing bytes */
+	RVS_STATS_ATTR_CPS,	/* 6: connections per second */
+	RVS_STATS_ATTR_INPPS,	/* 7 */
+	RVS_STATS_ATTR_OUTPPS,	/* 8 */
+	RVS_STATS_ATTR_INBPS,	/* 9 */
+	RVS_STATS_ATTR_OUTBPS,	/* 10 */
+	RVS_STATS_ATTR_PAD,	/* 11 */
+	__RVS_STATS_ATTR_MAX,
+};
+#define RVS_STATS_ATTR_MAX (__RVS_STATS_ATTR_MAX - 1)
+
+/* Attributes of GET_INFO replies. */
+enum rvs_info_attr {
+	RVS_INFO_ATTR_UNSPEC = 0,
+	RVS_INFO_ATTR_VERSION,		/* 1: u32 */
+	RVS_INFO_ATTR_CONN_TAB_SIZE,	/* 2: u32 */
+	__RVS_INFO_ATTR_MAX,
+};
+#define RVS_INFO_ATTR_MAX (__RVS_INFO_ATTR_MAX - 1)
+
+#endif /* _UAPI_RVS_H */

@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Validation of service and destination configuration received over
+//! netlink, with precise errors.
+//!
+//! C counterparts: `ip_vs_genl_parse_service`, `ip_vs_genl_parse_dest`,
+//! `ip_vs_add_service`, `ip_vs_add_dest` in net/netfilter/ipvs/ip_vs_ctl.c.
+//! Numbers are those of include/uapi/linux/ip_vs.h (mirrored in
+//! rvs/uapi/rvs.h). Each check returns a positive errno plus a message the
+//! module can hand back as a netlink extended ACK.
+
+#![forbid(unsafe_code)]
+
+use super::sched::SchedKind;
+use core::ffi::CStr;
+
+/// A configuration error: the errno to return (positive; the kernel side
+/// negates it) and a human-readable reason for the extended ACK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// Positive errno, one of the constants in this module.
+    pub errno: i32,
+    /// Why, in words a user of rvsadm/ipvsadm understands.
+    pub msg: &'static CStr,
+}
+
+impl ConfigError {
+    /// Builds an error; `const` so errors can be constants.
+    pub const fn new(errno: i32, msg: &'static CStr) -> ConfigError {
+        ConfigError { errno, msg }
+    }
+}
+
+/// No such file or directory; IPVS's answer for an unknown scheduler.
+pub const ENOENT: i32 = 2;
+/// No such process; IPVS's answer for an unknown service.
+pub const ESRCH: i32 = 3;
+/// File exists; duplicate service or destination.
+pub const EEXIST: i32 = 17;
+/// Invalid argument.
+pub const EINVAL: i32 = 22;
+/// Result out of range; IPVS's answer for bad weights and thresholds.
+pub const ERANGE: i32 = 34;
+/// Protocol not supported.
+pub const EPROTONOSUPPORT: i32 = 93;
+/// Operation not supported.
+pub const EOPNOTSUPP: i32 = 95;
+/// Address family not supported.
+pub const EAFNOSUPPORT: i32 = 97;
+
+/// `AF_INET`.
+pub const AF_INET: u16 = 2;
+/// `AF_INET6`.
+pub const AF_INET6: u16 = 10;
+
+/// Largest destination weight (`RVS_DEST_WEIGHT_MAX`, ipvsadm's limit).
+pub const WEIGHT_MAX: u32 = 65535;
+
+/// Longest scheduler name, without the NUL (`IP_VS_SCHEDNAME_MAXLEN - 1`).
+pub const SCHED_NAME_MAX: usize = 15;
+
+/// Address family of a service or destination.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AddrFamily {
+    /// IPv4.
+    Inet,
+    /// IPv6.
+    Inet6,
+}
+
+impl AddrFamily {
+    /// The `AF_*` value.
+    pub fn to_u16(self) -> u16 {
+        match self {
+            AddrFamily::Inet => AF_INET,
+            AddrFamily::Inet6 => AF_INET6,
+        }
+    }
+
+    /// Bytes of an address of this family.
+    pub fn addr_len(self) -> usize {
+        match self {
+            AddrFamily::Inet => 4,
+            AddrFamily::Inet6 => 16,
+        }
+    }
+}
+
+/// Checks a service's address family. IPv6 is refused until the data path
+/// supports it.
+pub fn validate_af(af: u16) -> Result<AddrFamily, ConfigError> {
+    match af {
+        AF_INET => Ok(AddrFamily::Inet),
+        AF_INET6 => Err(ConfigError::new(
+            EAFNOSUPPORT,
+            c"IPv6 services are not supported yet",
+        )),
+        _ => Err(ConfigError::new(EAFNOSUPPORT, c"unknown address family")),
+    }
+}
+
+/// Checks a service protocol (`-t` TCP = 6, `-u` UDP = 17) and returns it
+/// as the IP protocol number.
+pub fn validate_protocol(proto: u16) -> Result<u8, ConfigError> {
+    match proto {
+        6 => Ok(6),
+        17 => Ok(17),
+        _ => Err(ConfigError::new(
+            EPROTONOSUPPORT,
+            c"protocol must be TCP or UDP",
+        )),
+    }
+}
+
+/// Checks a service or destination port (host order). Port 0 is only
+/// meaningful for fwmark or persistent "any port" services, which rvs does
+/// not have yet.
+pub fn validate_port(port: u16) -> Result<(), ConfigError> {
+    if port == 0 {
+        Err(ConfigError::new(EINVAL, c"port must not be 0"))
+    } else {
+        Ok(())
+    }
+}
+
+/// Checks a destination weight (0 quiesces the destination).
+pub fn validate_weight(weight: u32) -> Result<(), ConfigError> {
+    if weight > WEIGHT_MAX {
+        Err(ConfigError::new(ERANGE, c"weight must be 0..65535"))
+    } else {
+        Ok(())
+    }
+}
+
+/// How packets reach a real server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FwdMethod {
+    /// NAT (`-m`): destination rewritten, replies return via the director.
+    Masq,
+    /// IP-in-IP tunnel (`-i`).
+    Tunnel,
+    /// Direct routing / gatewaying (`-g`, ipvsadm's default).
+    Route,
+}
+
+/// Mask of the forwarding method bits in IPVS connection flags.
+pub const FWD_MASK: u32 = 0x0007;
+
+impl FwdMethod {
+    /// The uapi value (`RVS_CONN_F_MASQ` / `_TUNNEL` / `_DROUTE`).
+    pub fn to_uapi(self) -> u32 {
+        match self {
+            FwdMethod::Masq => 0,
+            FwdMethod::Tunnel => 2,
+            FwdMethod::Route => 3,
+        }
+    }
+
+    /// The name `ipvsadm -L` prints in the Forward column.
+    pub fn name(self) -> &'static str {
+        match self {
+            FwdMethod::Masq => "Masq",
+            FwdMethod::Tunnel => "Tunnel",
+            FwdMethod::Route => "Route",
+        }
+    }
+
+    /// Whether the destination port may differ from the service port
+    /// (only NAT rewrites the port).
+    pub fn allows_port_mapping(self) -> bool {
+        self == FwdMethod::Masq
+    }
+
+    /// Whether replies bypass the director, so the state machine must use
+    /// `proto::Dir::InputOnly` (IPVS's NOOUTPUT flag).
+    pub fn replies_bypass_director(self) -> bool {
+        self != FwdMethod::Masq
+    }
+}
+
+/// Decodes the destination's forwarding method attribute. As in IPVS only
+/// the method bits ([`FWD_MASK`]) are looked at; Local (1), Bypass (4) and
+/// undefined values are refused.
+pub fn validate_fwd_method(v: u32) -> Result<FwdMethod, ConfigError> {
+    match v & FWD_MASK {
+        0 => Ok(FwdMethod::Masq),
+        2 => Ok(FwdMethod::Tunnel),
+        3 => Ok(FwdMethod::Route),
+        1 => Err(ConfigError::new(
+            EINVAL,
+            c"unknown forwarding method (local node is not supported)",
+        )),
+        _ => Err(ConfigError::new(EINVAL, c"unknown forwarding method")),
+    }
+}
+
+/// Checks the upper (`-x`) and lower (`-y`) connection thresholds, 0 meaning
+/// "none". Like IPVS's `ip_vs_add_dest`: lower above upper is ERANGE (so a
+/// lower threshold needs an upper one), an upper threshold above `INT_MAX`
+/// is EINVAL.
+pub fn validate_thresholds(upper: u32, lower: u32) -> Result<(), ConfigError> {
+    if lower > upper {
+        return Err(ConfigError::new(
+            ERANGE,
+            c"lower threshold must not exceed upper threshold",
+        ));
+    }
+    if upper > i32::MAX as u32 {
+        return Err(ConfigError::new(EINVAL, c"upper threshold is too large"));
+    }
+    Ok(())
+}
+
+/// Looks up a scheduler by the name attribute's bytes. The name ends at the
+/// first NUL if there is one (netlink strings carry it). Unknown names are
+/// ENOENT like IPVS ("scheduler module not found"); an over-long name is
+/// EINVAL like IPVS's attribute policy.
+pub fn parse_sched_name(raw: &[u8]) -> Result<SchedKind, ConfigError> {
+    let name = match raw.iter().position(|&b| b == 0) {
+        Some(n) => raw.get(..n).unwrap_or(raw),
+        None => raw,
+    };
+    if name.len() > SCHED_NAME_MAX {
+        return Err(ConfigError::new(EINVAL, c"scheduler name too long"));
+    }
+    SchedKind::from_name(name).ok_or(ConfigError::new(ENOENT, c"unknown scheduler"))
+}
+
+/// Checks the length of an address attribute for `af`: IPv4 addresses come
+/// as 4 bytes (moby/ipvs) or as a 16-byte `union nf_inet_addr` (ipvsadm,
+/// keepalived); IPv6 as 16 bytes.
+pub fn validate_addr_len(af: AddrFamily, len: usize) -> Result<(), ConfigError> {
+    let ok = match af {
+        AddrFamily::Inet => len == 4 || len == 16,
+        AddrFamily::Inet6 => len == 16,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(ConfigError::new(EINVAL, c"address has the wrong length"))
+    }
+}
+
+/// Normalizes an address attribute to the 16-byte form used everywhere in
+/// rvs (IPv4 in the first 4 bytes, the rest zero, like `nf_inet_addr`),
+/// after [`validate_addr_len`].
+pub fn parse_addr(af: AddrFamily, raw: &[u8]) -> Result<[u8; 16], ConfigError> {
+    validate_addr_len(af, raw.len())?;
+    let n = af.addr_len();
+    let src = raw
+        .get(..n)
+        .ok_or(ConfigError::new(EINVAL, c"address has the wrong length"))?;
+    let mut out = [0u8; 16];
+    if let Some(dst) = out.get_mut(..n) {
+        dst.copy_from_slice(src);
+    }
+    Ok(out)
+}
+
+/// Checks that a destination's port may differ from the service's: only
+/// NAT rewrites ports; DR and TUN deliver the packet unchanged, so their
+/// destination port must equal the service port.
+pub fn port_mapping_allowed(
+    fwd: FwdMethod,
+    svc_port: u16,
+    dest_port: u16,
+) -> Result<(), ConfigError> {
+    if fwd.allows_port_mapping() || svc_port == dest_port {
+        Ok(())
+    } else {
+        Err(ConfigError::new(
+            EINVAL,
+            c"port mapping needs masquerading (-m)",
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn af() {
+        assert_eq!(validate_af(2), Ok(AddrFamily::Inet));
+        let e = validate_af(10).unwrap_err();
+        assert_eq!(e.errno, EAFNOSUPPORT);
+        assert_eq!(e.msg, c"IPv6 services are not supported yet");
+        assert_eq!(validate_af(0).unwrap_err().errno, EAFNOSUPPORT);
+        assert_eq!(validate_af(7).unwrap_err().errno, EAFNOSUPPORT);
+        assert_eq!(AddrFamily::Inet6.to_u16(), 10);
+    }
+
+    #[test]
+    fn protocol() {
+        assert_eq!(validate_protocol(6), Ok(6));
+        assert_eq!(validate_protocol(17), Ok(17));
+        for p in [0u16, 1, 50, 132, 256 + 6] {
+            let e = validate_protocol(p).unwrap_err();
+            assert_eq!(e.errno, EPROTONOSUPPORT);
+            assert_eq!(e.msg, c"protocol must be TCP or UDP");
+        }
+    }
+
+    #[test]
+    fn port() {
+        assert!(validate_port(80).is_ok());
+        assert!(validate_port(65535).is_ok());
+        assert_eq!(
+            validate_port(0),
+            Err(ConfigError::new(EINVAL, c"port must not be 0"))
+        );
+    }
+
+    #[test]
+    fn weight() {
+        assert!(validate_weight(0).is_ok());
+        assert!(validate_weight(65535).is_ok());
+        for w in [65536, u32::MAX, 0x8000_0000] {
+            assert_eq!(
+                validate_weight(w),
+                Err(ConfigError::new(ERANGE, c"weight must be 0..65535"))
+            );
+        }
+    }
+
+    #[test]
+    fn fwd_method() {
+        assert_eq!(validate_fwd_method(0), Ok(FwdMethod::Masq));
+        assert_eq!(validate_fwd_method(2), Ok(FwdMethod::Tunnel));
+        assert_eq!(validate_fwd_method(3), Ok(FwdMethod::Route));
+        // Other flag bits are ignored, as IPVS masks with FWD_MASK.
+        assert_eq!(validate_fwd_method(0x0100 | 3), Ok(FwdMethod::Route));
+        for v in [1u32, 4, 5, 6, 7] {
+            assert_eq!(validate_fwd_method(v).unwrap_err().errno, EINVAL);
+        }
+        assert_eq!(
+            validate_fwd_method(4).unwrap_err().msg,
+            c"unknown forwarding method"
+        );
+        for m in [FwdMethod::Masq, FwdMethod::Tunnel, FwdMethod::Route] {
+            assert_eq!(validate_fwd_method(m.to_uapi()), Ok(m));
+        }
+        assert_eq!(FwdMethod::Masq.name(), "Masq");
+        assert_eq!(FwdMethod::Tunnel.name(), "Tunnel");
+        assert_eq!(FwdMethod::Route.name(), "Route");
+        assert!(FwdMethod::Route.replies_bypass_director());
+        assert!(!FwdMethod::Masq.replies_bypass_director());
+    }
+
+    #[test]
+    fn thresholds() {
+        assert!(validate_thresholds(0, 0).is_ok());
+        assert!(validate_thresholds(100, 0).is_ok());
+        assert!(validate_thresholds(100, 50).is_ok());
+        assert!(validate_thresholds(100, 100).is_ok());
+        assert_eq!(validate_thresholds(100, 101).unwrap_err().errno, ERANGE);
+        assert_eq!(validate_thresholds(0, 1).unwrap_err().errno, ERANGE);
+        assert!(validate_thresholds(i32::MAX as u32, 1).is_ok());
+        assert_eq!(validate_thresholds(u32::MAX, 0).unwrap_err().errno, EINVAL);
+    }
+
+    #[test]
+    fn sched_name() {
+        assert_eq!(parse_sched_name(b"rr"), Ok(SchedKind::Rr));
+        assert_eq!(parse_sched_name(b"wrr\0"), Ok(SchedKind::Wrr));
+        assert_eq!(parse_sched_name(b"lc\0\0\0"), Ok(SchedKind::Lc));
+        assert_eq!(parse_sched_name(b"wlc\0garbage"), Ok(SchedKind::Wlc));
+        let e = parse_sched_name(b"mh\0").unwrap_err();
+        assert_eq!((e.errno, e.msg), (ENOENT, c"unknown scheduler"));
+        assert_eq!(parse_sched_name(b"").unwrap_err().errno, ENOENT);
+        assert_eq!(parse_sched_name(b"\0").unwrap_err().errno, ENOENT);
+        assert_eq!(parse_sched_name(b"Rr").unwrap_err().errno, ENOENT);
+        assert_eq!(
+            parse_sched_name(b"0123456789abcdef").unwrap_err().errno,
+            EINVAL
+        );
+    }
+
+    #[test]
+    fn addr_len() {
+        assert!(validate_addr_len(AddrFamily::Inet, 4).is_ok());
+        assert!(validate_addr_len(AddrFamily::Inet, 16).is_ok());
+        assert!(validate_addr_len(AddrFamily::Inet6, 16).is_ok());
+        for n in [0usize, 3, 5, 15, 17] {
+            assert_eq!(
+                validate_addr_len(AddrFamily::Inet, n).unwrap_err().errno,
+                EINVAL
+            );
+        }
+        assert_eq!(
+            validate_addr_len(AddrFamily::Inet6, 4).unwrap_err().errno,
+            EINVAL
+        );
+        let mut want = [0u8; 16];
+        want[..4].copy_from_slice(&[10, 0, 0, 1]);
+        assert_eq!(parse_addr(AddrFamily::Inet, &[10, 0, 0, 1]), Ok(want));
+        let mut raw16 = [0xaau8; 16];
+        raw16[..4].copy_from_slice(&[10, 0, 0, 1]);
+        assert_eq!(parse_addr(AddrFamily::Inet, &raw16), Ok(want));
+        assert_eq!(parse_addr(AddrFamily::Inet6, &raw16), Ok(raw16));
+        assert!(parse_addr(AddrFamily::Inet, &[1, 2, 3]).is_err());
+    }
+
+    #[test]
+    fn port_mapping() {
+        assert!(port_mapping_allowed(FwdMethod::Masq, 80, 8080).is_ok());
+        assert!(port_mapping_allowed(FwdMethod::Route, 80, 80).is_ok());
+        assert!(port_mapping_allowed(FwdMethod::Tunnel, 80, 80).is_ok());
+        for f in [FwdMethod::Route, FwdMethod::Tunnel] {
+            assert_eq!(
+                port_mapping_allowed(f, 80, 8080),
+                Err(ConfigError::new(
+                    EINVAL,
+                    c"port mapping needs masquerading (-m)"
+                ))
+            );
+        }
+    }
+}

@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Per-protocol connection state: the TCP state machine and timeouts.
+//!
+//! C counterparts: net/netfilter/ipvs/ip_vs_proto_tcp.c (`tcp_states`,
+//! `tcp_timeouts`, `tcp_state_active_table`), ip_vs_proto_udp.c
+//! (`udp_timeouts`) and `ip_vs_set_timeout` in ip_vs_ctl.c.
+//!
+//! The director sees only part of a TCP conversation, so this is not a TCP
+//! implementation: it is IPVS's coarse tracker that decides how long an idle
+//! entry is kept and whether it counts as active or inactive for the
+//! least-connection schedulers.
+
+#![forbid(unsafe_code)]
+
+/// IPVS's TCP connection states, as listed by `ipvsadm -Lc`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TcpState {
+    /// Entry created, no segment classified yet.
+    #[default]
+    None,
+    /// Data flowing.
+    Established,
+    /// Server side sent a SYN (seen in the output direction).
+    SynSent,
+    /// Client SYN seen, handshake not complete.
+    SynRecv,
+    /// One side closed.
+    FinWait,
+    /// Both sides closed.
+    TimeWait,
+    /// Reset or closed without handshake.
+    Close,
+    /// Client closed first (NAT view).
+    CloseWait,
+    /// Waiting for the last ACK.
+    LastAck,
+    /// Template / listening entry.
+    Listen,
+    /// SYN-ACK seen (used by the sync protocol and SYN proxies).
+    Synack,
+}
+
+impl TcpState {
+    /// Every state, in IPVS's numbering order (`IP_VS_TCP_S_*`).
+    pub const ALL: [TcpState; 11] = [
+        TcpState::None,
+        TcpState::Established,
+        TcpState::SynSent,
+        TcpState::SynRecv,
+        TcpState::FinWait,
+        TcpState::TimeWait,
+        TcpState::Close,
+        TcpState::CloseWait,
+        TcpState::LastAck,
+        TcpState::Listen,
+        TcpState::Synack,
+    ];
+
+    /// The name `ipvsadm -Lc` prints for the state.
+    pub fn name(self) -> &'static str {
+        match self {
+            TcpState::None => "NONE",
+            TcpState::Established => "ESTABLISHED",
+            TcpState::SynSent => "SYN_SENT",
+            TcpState::SynRecv => "SYN_RECV",
+            TcpState::FinWait => "FIN_WAIT",
+            TcpState::TimeWait => "TIME_WAIT",
+            TcpState::Close => "CLOSE",
+            TcpState::CloseWait => "CLOSE_WAIT",
+            TcpState::LastAck => "LAST_ACK",
+            TcpState::Listen => "LISTEN",
+            TcpState::Synack => "SYNACK",
+        }
+    }
+
+    /// IPVS's numeric value (`IP_VS_TCP_S_*`), used by the sync protocol and
+    /// netlink.
+    pub fn to_u16(self) -> u16 {
+        match self {
+            TcpState::None => 0,
+            TcpState::Established => 1,
+            TcpState::SynSent => 2,
+            TcpState::SynRecv => 3,
+            TcpState::FinWait => 4,
+            TcpState::TimeWait => 5,
+            TcpState::Close => 6,
+            TcpState::CloseWait => 7,
+            TcpState::LastAck => 8,
+            TcpState::Listen => 9,
+            TcpState::Synack => 10,
+        }
+    }
+
+    /// Inverse of [`TcpState::to_u16`]; `None` for out-of-range values.
+    pub fn from_u16(v: u16) -> Option<TcpState> {
+        TcpState::ALL.get(usize::from(v)).copied()
+    }
+}
+
+/// Which way a packet travels relative to the connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    /// Client to server, seen by the director; replies also pass it (NAT).
+    Input,
+    /// Server to client reply seen by the director (NAT only).
+    Output,
+    /// Client to server when replies bypass the director (DR, TUN).
+    InputOnly,
+}
+
+/// The TCP header flags the state machine looks at.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpFlags {
+    /// SYN.
+    pub syn: bool,
+    /// ACK.
+    pub ack: bool,
+    /// FIN.
+    pub fin: bool,
+    /// RST.
+    pub rst: bool,
+}
+
+impl TcpFlags {
+    /// Decodes the flags byte of a TCP header (byte 13: CWR ECE URG ACK PSH
+    /// RST SYN FIN from high to low bit).
+    pub fn from_byte(b: u8) -> TcpFlags {
+        TcpFlags {
+            fin: b & 0x01 != 0,
+            syn: b & 0x02 != 0,
+            rst: b & 0x04 != 0,
+            ack: b & 0x10 != 0,
+        }
+    }
+}
+
+/// The event a segment represents; IPVS classifies by the first of RST,
+/// SYN, FIN, ACK that is set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Event {
+    Syn,
+    Fin,
+    Ack,
+    Rst,
+}
+
+fn event(f: TcpFlags) -> Option<Event> {
+    if f.rst {
+        Some(Event::Rst)
+    } else if f.syn {
+        Some(Event::Syn)
+    } else if f.fin {
+        Some(Event::Fin)
+    } else if f.ack {
+        Some(Event::Ack)
+    } else {
+        None
+    }
+}
+
+/// Next TCP state after a segment with `flags` travelling in `dir`, as
+/// IPVS's `tcp_states` table (not the anti-DoS variant) defines it.
+///
+/// A segment without any of SYN/ACK/FIN/RST moves the entry to CLOSE, as in
+/// IPVS. RST wins over SYN, SYN over FIN, FIN over ACK. The caller that
+/// tracks "no output seen yet" (IPVS's NOOUTPUT flag) passes
+/// [`Dir::InputOnly`] for input packets until the first reply is seen.
+pub fn tcp_transition(state: TcpState, dir: Dir, flags: TcpFlags) -> TcpState {
+    use TcpState::*;
+    let Some(ev) = event(flags) else {
+        return Close;
+    };
+    match (dir, ev) {
+        // A client SYN opens (or reopens) the connection; a SYN during the
+        // handshake or on an established entry keeps those states.
+        (Dir::Input | Dir::InputOnly, Event::Syn) => match state {
+            Established | SynSent => Established,
+            _ => SynRecv,
+        },
+        (Dir::Output, Event::Syn) => match state {
+            Established => Established,
+            SynRecv | Synack => SynRecv,
+            Listen => Listen,
+            _ => SynSent,
+        },
+
+        // FIN from the client. With replies visible (NAT) a FIN on an
+        // established connection means the client closed first.
+        (Dir::Input, Event::Fin) => match state {
+            None | Close => Close,
+            Established | CloseWait => CloseWait,
+            SynSent => SynSent,
+            SynRecv | FinWait | TimeWait | Synack => TimeWait,
+            LastAck => LastAck,
+            Listen => Listen,
+        },
+        // Without replies (DR/TUN) the director cannot tell who closed
+        // first, so an established FIN just starts FIN_WAIT.
+        (Dir::InputOnly, Event::Fin) => match state {
+            None | Close => Close,
+            Established | FinWait => FinWait,
+            SynSent => SynSent,
+            SynRecv | TimeWait | Synack => TimeWait,
+            CloseWait => CloseWait,
+            LastAck => LastAck,
+            Listen => Listen,
+        },
+        (Dir::Output, Event::Fin) => match state {
+            None | SynRecv | TimeWait | CloseWait | Synack => TimeWait,
+            Established | FinWait => FinWait,
+            SynSent => SynSent,
+            Close => Close,
+            LastAck => LastAck,
+            Listen => Listen,
+        },
+
+        // ACK: completes handshakes; keeps closing states.
+        (Dir::Input | Dir::InputOnly, Event::Ack) => match state {
+            None | Established | SynRecv | Synack => Established,
+            SynSent => SynSent,
+            FinWait => FinWait,
+            TimeWait => TimeWait,
+            Close | LastAck => Close,
+            CloseWait => CloseWait,
+            Listen => Listen,
+        },
+        (Dir::Output, Event::Ack) => match state {
+            None | Established | SynRecv | Listen | Synack => Established,
+            SynSent => SynSent,
+            FinWait => FinWait,
+            TimeWait => TimeWait,
+            Close => Close,
+            CloseWait => CloseWait,
+            LastAck => LastAck,
+        },
+
+        // RST. IPVS ignores a client RST during SYN_RECV and LAST_ACK (it
+        // may be spoofed); the input-only table resets a SYNACK entry.
+        (Dir::Input, Event::Rst) => match state {
+            SynRecv | Synack => SynRecv,
+            LastAck => LastAck,
+            Listen => Listen,
+            _ => Close,
+        },
+        (Dir::InputOnly, Event::Rst) => match state {
+            SynRecv => SynRecv,
+            LastAck => LastAck,
+            Listen => Listen,
+            _ => Close,
+        },
+        (Dir::Output, Event::Rst) => match state {
+            SynSent => SynSent,
+            TimeWait => TimeWait,
+            _ => Close,
+        },
+    }
+}
+
+/// Whether a TCP entry in `state` counts towards the destination's active
+/// connections (`ActiveConn`); all other states count as inactive
+/// (`InActConn`). IPVS's `tcp_state_active_table`: ESTABLISHED and the
+/// handshake states SYN_SENT, SYN_RECV, SYNACK. UDP entries are always
+/// inactive.
+pub fn is_active(state: TcpState) -> bool {
+    matches!(
+        state,
+        TcpState::Established | TcpState::SynSent | TcpState::SynRecv | TcpState::Synack
+    )
+}
+
+/// Idle timeouts in seconds, per TCP state and for UDP; per network
+/// namespace in the module. Defaults are IPVS's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeouts {
+    /// NONE (IPVS: 2 s).
+    pub tcp_none: u32,
+    /// ESTABLISHED; set by `ipvsadm --set tcp`.
+    pub tcp_established: u32,
+    /// SYN_SENT.
+    pub tcp_syn_sent: u32,
+    /// SYN_RECV.
+    pub tcp_syn_recv: u32,
+    /// FIN_WAIT; set by `ipvsadm --set ... tcpfin`.
+    pub tcp_fin_wait: u32,
+    /// TIME_WAIT.
+    pub tcp_time_wait: u32,
+    /// CLOSE.
+    pub tcp_close: u32,
+    /// CLOSE_WAIT.
+    pub tcp_close_wait: u32,
+    /// LAST_ACK.
+    pub tcp_last_ack: u32,
+    /// LISTEN.
+    pub tcp_listen: u32,
+    /// SYNACK.
+    pub tcp_synack: u32,
+    /// Any UDP entry; set by `ipvsadm --set ... ... udp`.
+    pub udp: u32,
+}
+
+impl Default for Timeouts {
+    fn default() -> Timeouts {
+        Timeouts {
+            tcp_none: 2,
+            tcp_established: 15 * 60,
+            tcp_syn_sent: 2 * 60,
+            tcp_syn_recv: 60,
+            tcp_fin_wait: 2 * 60,
+            tcp_time_wait: 2 * 60,
+            tcp_close: 10,
+            tcp_close_wait: 60,
+            tcp_last_ack: 30,
+            tcp_listen: 2 * 60,
+            tcp_synack: 120,
+            udp: 5 * 60,
+        }
+    }
+}
+
+/// Largest timeout accepted, in seconds: IPVS rejects values above
+/// `INT_MAX / HZ`; with HZ up to 1000 this bound is safe for any HZ.
+pub const TIMEOUT_MAX_SECS: u32 = (i32::MAX as u32) / 1000;
+
+impl Timeouts {
+    /// Timeout in seconds for a TCP entry in `state`.
+    pub fn timeout_for(&self, state: TcpState) -> u32 {
+        match state {
+            TcpState::None => self.tcp_none,
+            TcpState::Established => self.tcp_established,
+            TcpState::SynSent => self.tcp_syn_sent,
+            TcpState::SynRecv => self.tcp_syn_recv,
+            TcpState::FinWait => self.tcp_fin_wait,
+            TcpState::TimeWait => self.tcp_time_wait,
+            TcpState::Close => self.tcp_close,
+            TcpState::CloseWait => self.tcp_close_wait,
+            TcpState::LastAck => self.tcp_last_ack,
+            TcpState::Listen => self.tcp_listen,
+            TcpState::Synack => self.tcp_synack,
+        }
+    }
+
+    /// `ipvsadm --set tcp`: ESTABLISHED timeout; 0 leaves it unchanged.
+    pub fn set_tcp(&mut self, secs: u32) {
+        if secs != 0 {
+            self.tcp_established = secs;
+        }
+    }
+
+    /// `ipvsadm --set ... tcpfin`: FIN_WAIT timeout; 0 leaves it unchanged.
+    pub fn set_tcpfin(&mut self, secs: u32) {
+        if secs != 0 {
+            self.tcp_fin_wait = secs;
+        }
+    }
+
+    /// `ipvsadm --set ... ... udp`: UDP timeout; 0 leaves it unchanged.
+    pub fn set_udp(&mut self, secs: u32) {
+        if secs != 0 {
+            self.udp = secs;
+        }
+    }
+
+    /// Applies all three `--set` values at once, after checking each against
+    /// [`TIMEOUT_MAX_SECS`] (all or nothing, like IPVS's EINVAL).
+    pub fn set_all(&mut self, tcp: u32, tcpfin: u32, udp: u32) -> Result<(), u32> {
+        for v in [tcp, tcpfin, udp] {
+            if v > TIMEOUT_MAX_SECS {
+                return Err(v);
+            }
+        }
+        self.set_tcp(tcp);
+        self.set_tcpfin(tcpfin);
+        self.set_udp(udp);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use TcpState::*;
+
+    const SYN: TcpFlags = TcpFlags {
+        syn: true,
+        ack: false,
+        fin: false,
+        rst: false,
+    };
+    const SYNACK: TcpFlags = TcpFlags {
+        syn: true,
+        ack: true,
+        fin: false,
+        rst: false,
+    };
+    const ACK: TcpFlags = TcpFlags {
+        syn: false,
+        ack: true,
+        fin: false,
+        rst: false,
+    };
+    const FINACK: TcpFlags = TcpFlags {
+        syn: false,
+        ack: true,
+        fin: true,
+        rst: false,
+    };
+    const RST: TcpFlags = TcpFlags {
+        syn: false,
+        ack: false,
+        fin: false,
+        rst: true,
+    };
+
+    fn run(mut s: TcpState, steps: &[(Dir, TcpFlags, TcpState)]) -> TcpState {
+        for (i, (dir, flags, want)) in steps.iter().enumerate() {
+            s = tcp_transition(s, *dir, *flags);
+            assert_eq!(s, *want, "step {i}: {dir:?} {flags:?}");
+        }
+        s
+    }
+
+    #[test]
+    fn names_and_numbers() {
+        let names = [
+            "NONE",
+            "ESTABLISHED",
+            "SYN_SENT",
+            "SYN_RECV",
+            "FIN_WAIT",
+            "TIME_WAIT",
+            "CLOSE",
+            "CLOSE_WAIT",
+            "LAST_ACK",
+            "LISTEN",
+            "SYNACK",
+        ];
+        for (i, s) in TcpState::ALL.iter().enumerate() {
+            assert_eq!(s.name(), names[i]);
+            assert_eq!(usize::from(s.to_u16()), i);
+            assert_eq!(TcpState::from_u16(s.to_u16()), Some(*s));
+        }
+        assert_eq!(TcpState::from_u16(11), Option::None);
+    }
+
+    #[test]
+    fn flags_byte() {
+        assert_eq!(TcpFlags::from_byte(0x02), SYN);
+        assert_eq!(TcpFlags::from_byte(0x12), SYNACK);
+        assert_eq!(TcpFlags::from_byte(0x11), FINACK);
+        assert!(TcpFlags::from_byte(0x14).rst);
+        assert_eq!(TcpFlags::from_byte(0x18), ACK); // PSH|ACK
+    }
+
+    #[test]
+    fn nat_handshake_and_client_close() {
+        use Dir::*;
+        run(
+            None,
+            &[
+                (Input, SYN, SynRecv),
+                (Output, SYNACK, SynRecv),
+                (Input, ACK, Established),
+                (Output, ACK, Established),
+                (Input, FINACK, CloseWait),
+                (Output, ACK, CloseWait),
+                (Output, FINACK, TimeWait),
+                (Input, ACK, TimeWait),
+            ],
+        );
+    }
+
+    #[test]
+    fn nat_server_closes_first() {
+        use Dir::*;
+        run(
+            Established,
+            &[
+                (Output, FINACK, FinWait),
+                (Input, ACK, FinWait),
+                (Input, FINACK, TimeWait),
+                (Output, ACK, TimeWait),
+            ],
+        );
+    }
+
+    #[test]
+    fn dr_handshake_and_close() {
+        use Dir::*;
+        run(
+            None,
+            &[
+                (InputOnly, SYN, SynRecv),
+                (InputOnly, ACK, Established),
+                (InputOnly, ACK, Established),
+                (InputOnly, FINACK, FinWait),
+                (InputOnly, ACK, FinWait),
+                (InputOnly, FINACK, FinWait),
+            ],
+        );
+        // A new SYN on a finished tuple starts over.
+        assert_eq!(tcp_transition(TimeWait, InputOnly, SYN), SynRecv);
+        assert_eq!(tcp_transition(Close, InputOnly, SYN), SynRecv);
+    }
+
+    #[test]
+    fn resets() {
+        use Dir::*;
+        assert_eq!(tcp_transition(Established, Input, RST), Close);
+        assert_eq!(tcp_transition(Established, Output, RST), Close);
+        assert_eq!(tcp_transition(Established, InputOnly, RST), Close);
+        // Client RST while SYN_RECV is ignored; server RST is not.
+        assert_eq!(tcp_transition(SynRecv, Input, RST), SynRecv);
+        assert_eq!(tcp_transition(SynRecv, InputOnly, RST), SynRecv);
+        assert_eq!(tcp_transition(SynRecv, Output, RST), Close);
+        assert_eq!(tcp_transition(Synack, Input, RST), SynRecv);
+        assert_eq!(tcp_transition(Synack, InputOnly, RST), Close);
+        // RST dominates other flags.
+        let rst_ack = TcpFlags { ack: true, ..RST };
+        assert_eq!(tcp_transition(Established, Input, rst_ack), Close);
+        // No flags at all: CLOSE, as IPVS.
+        assert_eq!(
+            tcp_transition(Established, Input, TcpFlags::default()),
+            Close
+        );
+    }
+
+    /// The whole IPVS table, row by row, for every state in numeric order
+    /// (sNO sES sSS sSR sFW sTW sCL sCW sLA sLI sSA).
+    #[test]
+    fn full_table() {
+        let t = |s: &str| match s {
+            "NO" => None,
+            "ES" => Established,
+            "SS" => SynSent,
+            "SR" => SynRecv,
+            "FW" => FinWait,
+            "TW" => TimeWait,
+            "CL" => Close,
+            "CW" => CloseWait,
+            "LA" => LastAck,
+            "LI" => Listen,
+            "SA" => Synack,
+            _ => panic!("{s}"),
+        };
+        let fin = TcpFlags {
+            fin: true,
+            ..TcpFlags::default()
+        };
+        let rows: [(Dir, TcpFlags, &str); 12] = [
+            (Dir::Input, SYN, "SR ES ES SR SR SR SR SR SR SR SR"),
+            (Dir::Input, fin, "CL CW SS TW TW TW CL CW LA LI TW"),
+            (Dir::Input, ACK, "ES ES SS ES FW TW CL CW CL LI ES"),
+            (Dir::Input, RST, "CL CL CL SR CL CL CL CL LA LI SR"),
+            (Dir::Output, SYN, "SS ES SS SR SS SS SS SS SS LI SR"),
+            (Dir::Output, fin, "TW FW SS TW FW TW CL TW LA LI TW"),
+            (Dir::Output, ACK, "ES ES SS ES FW TW CL CW LA ES ES"),
+            (Dir::Output, RST, "CL CL SS CL CL TW CL CL CL CL CL"),
+            (Dir::InputOnly, SYN, "SR ES ES SR SR SR SR SR SR SR SR"),
+            (Dir::InputOnly, fin, "CL FW SS TW FW TW CL CW LA LI TW"),
+            (Dir::InputOnly, ACK, "ES ES SS ES FW TW CL CW CL LI ES"),
+            (Dir::InputOnly, RST, "CL CL CL SR CL CL CL CL LA LI CL"),
+        ];
+        for (dir, flags, row) in rows {
+            for (from, to) in TcpState::ALL.iter().zip(row.split(' ')) {
+                assert_eq!(
+                    tcp_transition(*from, dir, flags),
+                    t(to),
+                    "{dir:?} {flags:?} from {}",
+                    from.name()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn activity() {
+        let active: std::vec::Vec<_> = TcpState::ALL
+            .iter()
+            .filter(|s| is_active(**s))
+            .map(|s| s.name())
+            .collect();
+        assert_eq!(active, ["ESTABLISHED", "SYN_SENT", "SYN_RECV", "SYNACK"]);
+    }
+
+    #[test]
+    fn timeouts() {
+        let mut t = Timeouts::default();
+        assert_eq!(t.timeout_for(Established), 900);
+        assert_eq!(t.timeout_for(SynSent), 120);
+        assert_eq!(t.timeout_for(SynRecv), 60);
+        assert_eq!(t.timeout_for(FinWait), 120);
+        assert_eq!(t.timeout_for(TimeWait), 120);
+        assert_eq!(t.timeout_for(Close), 10);
+        assert_eq!(t.timeout_for(CloseWait), 60);
+        assert_eq!(t.timeout_for(LastAck), 30);
+        assert_eq!(t.timeout_for(Listen), 120);
+        assert_eq!(t.timeout_for(Synack), 120);
+        assert_eq!(t.timeout_for(None), 2);
+        assert_eq!(t.udp, 300);
+        t.set_tcp(0);
+        t.set_tcpfin(0);
+        t.set_udp(0);
+        assert_eq!(t, Timeouts::default());
+        t.set_tcp(7200);
+        t.set_tcpfin(30);
+        t.set_udp(5);
+        assert_eq!(t.timeout_for(Established), 7200);
+        assert_eq!(t.timeout_for(FinWait), 30);
+        assert_eq!(t.udp, 5);
+        assert_eq!(t.timeout_for(TimeWait), 120);
+        let before = t;
+        assert_eq!(t.set_all(1, u32::MAX, 1), Err(u32::MAX));
+        assert_eq!(t, before);
+        assert_eq!(t.set_all(0, 0, 60), Ok(()));
+        assert_eq!(t.udp, 60);
+        assert_eq!(t.tcp_established, 7200);
+    }
+}

@@ -1,0 +1,898 @@
+//! ipvsadm-compatible command line parsing into a typed [`Command`].
+//!
+//! clap does the tokenising (short/long options, bundled flags, optional
+//! values); the checks of which options go with which command, and the
+//! parsing of addresses, ports and numbers, are done here so that every
+//! mistake gets a message in ipvsadm's spirit and exit code 2.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr};
+
+use clap::parser::ValueSource;
+use clap::{Arg, ArgAction, ArgGroup, ArgMatches};
+
+use crate::types::{
+    af_of, DestKey, DestSpec, Forward, Netmask, Protocol, ServiceKey, ServiceSpec,
+    DEFAULT_PERSISTENT_TIMEOUT, DEFAULT_SCHEDULER,
+};
+use crate::uapi;
+
+/// Longest persistence timeout accepted by `-p` (31 days, in seconds).
+pub const MAX_PERSISTENT_TIMEOUT: u32 = 31 * 86400;
+/// Default weight of a real server.
+pub const DEFAULT_WEIGHT: u32 = 1;
+
+/// What the user asked rvsadm to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    AddService(ServiceSpec),
+    EditService(ServiceSpec),
+    DeleteService(ServiceKey),
+    Clear,
+    AddServer(ServiceKey, DestSpec),
+    EditServer(ServiceKey, DestSpec),
+    DeleteServer(ServiceKey, DestKey),
+    List(ListOptions),
+}
+
+/// Options of `-L`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ListOptions {
+    /// Only this service (`-L -t ADDR:PORT`).
+    pub service: Option<ServiceKey>,
+    pub numeric: bool,
+    pub json: bool,
+}
+
+/// A parsed command line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Invocation {
+    Run(Command),
+    /// `-h`: the help text to print.
+    Help(String),
+    /// `-V`: the version text to print.
+    Version(String),
+}
+
+/// A command line rvsadm cannot accept; the message says why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+fn usage<T>(msg: impl Into<String>) -> Result<T, UsageError> {
+    Err(UsageError(msg.into()))
+}
+
+pub const HELP: &str = "\
+rvsadm - control tool for the rvs Layer-4 load balancer (ipvsadm-compatible)
+
+Usage:
+  rvsadm -A|-E -t|-u service-address [-s scheduler] [-p [timeout]] [-M netmask]
+  rvsadm -D -t|-u service-address
+  rvsadm -C
+  rvsadm -a|-e -t|-u service-address -r server-address [-g|-i|-m] [-w weight]
+                [-x upper-threshold] [-y lower-threshold]
+  rvsadm -d -t|-u service-address -r server-address
+  rvsadm [-L|-l] [-t|-u service-address] [-n] [--json]
+  rvsadm -h | -V
+
+Commands (exactly one; without any, rvsadm lists the table like -L):
+  -A, --add-service      add a virtual service
+  -E, --edit-service     edit a virtual service (unset options get their defaults)
+  -D, --delete-service   delete a virtual service and its real servers
+  -C, --clear            delete all virtual services
+  -a, --add-server       add a real server to a virtual service
+  -e, --edit-server      edit a real server (unset options get their defaults)
+  -d, --delete-server    delete a real server from a virtual service
+  -L, -l, --list         list the virtual server table (or one service)
+  -h, --help             show this help and exit
+  -V, --version          show the version and exit
+
+Options:
+  -t, --tcp-service ADDR[:PORT]   TCP virtual service
+  -u, --udp-service ADDR[:PORT]   UDP virtual service
+      ADDR is a numeric IPv4 or IPv6 address (host names are not resolved);
+      IPv6 with a port is written [ADDR]:PORT. PORT is a number (service
+      names are not resolved); a missing port means 0 (all ports), which
+      needs -p.
+  -s, --scheduler NAME            scheduler: rr, wrr, lc, wlc, sh, dh, ...
+                                  (as provided by the module; default wlc)
+  -p, --persistent [TIMEOUT]      persistent service; TIMEOUT in seconds
+                                  (1-2678400, default 300)
+  -M, --netmask NETMASK           persistence granularity: an IPv4 netmask
+                                  (default 255.255.255.255) or an IPv6
+                                  prefix length 1-128 (default 128)
+  -r, --real-server ADDR[:PORT]   real server; the port defaults to the
+                                  service's, and may differ only with -m
+  -g, --gatewaying                forward by direct routing (default)
+  -i, --ipip                      forward by IP-in-IP tunnelling
+  -m, --masquerading              forward by NAT (allows port mapping)
+  -w, --weight WEIGHT             weight 0-65535 (default 1; 0 quiesces)
+  -x, --u-threshold N             upper connection threshold (0 = none)
+  -y, --l-threshold N             lower connection threshold (0 = none)
+  -n, --numeric                   numeric output (rvsadm always prints
+                                  numeric addresses and ports)
+      --json                      list as JSON instead of ipvsadm's table
+
+Exit status: 0 success, 1 the operation failed (module not loaded, kernel
+refused it, no permission), 2 invalid command line.
+Every command except -h/-V needs CAP_NET_ADMIN and the rvs module loaded.
+";
+
+/// The command-line option ids, their ipvsadm-style names for messages.
+const OPTIONS: &[(&str, &str)] = &[
+    ("tcp-service", "-t/--tcp-service"),
+    ("udp-service", "-u/--udp-service"),
+    ("scheduler", "-s/--scheduler"),
+    ("persistent", "-p/--persistent"),
+    ("netmask", "-M/--netmask"),
+    ("real-server", "-r/--real-server"),
+    ("gatewaying", "-g/--gatewaying"),
+    ("ipip", "-i/--ipip"),
+    ("masquerading", "-m/--masquerading"),
+    ("weight", "-w/--weight"),
+    ("u-threshold", "-x/--u-threshold"),
+    ("l-threshold", "-y/--l-threshold"),
+    ("numeric", "-n/--numeric"),
+    ("json", "--json"),
+];
+
+/// The commands: clap id, name for messages, options allowed with it.
+const COMMANDS: &[(&str, &str, &[&str])] = &[
+    (
+        "add-service",
+        "-A/--add-service",
+        &[
+            "tcp-service",
+            "udp-service",
+            "scheduler",
+            "persistent",
+            "netmask",
+        ],
+    ),
+    (
+        "edit-service",
+        "-E/--edit-service",
+        &[
+            "tcp-service",
+            "udp-service",
+            "scheduler",
+            "persistent",
+            "netmask",
+        ],
+    ),
+    (
+        "delete-service",
+        "-D/--delete-service",
+        &["tcp-service", "udp-service"],
+    ),
+    ("clear", "-C/--clear", &[]),
+    (
+        "add-server",
+        "-a/--add-server",
+        &[
+            "tcp-service",
+            "udp-service",
+            "real-server",
+            "gatewaying",
+            "ipip",
+            "masquerading",
+            "weight",
+            "u-threshold",
+            "l-threshold",
+        ],
+    ),
+    (
+        "edit-server",
+        "-e/--edit-server",
+        &[
+            "tcp-service",
+            "udp-service",
+            "real-server",
+            "gatewaying",
+            "ipip",
+            "masquerading",
+            "weight",
+            "u-threshold",
+            "l-threshold",
+        ],
+    ),
+    (
+        "delete-server",
+        "-d/--delete-server",
+        &["tcp-service", "udp-service", "real-server"],
+    ),
+    (
+        "list",
+        "-L/--list",
+        &["tcp-service", "udp-service", "numeric", "json"],
+    ),
+];
+
+fn flag(id: &'static str, short: char, long: &'static str) -> Arg {
+    Arg::new(id)
+        .short(short)
+        .long(long)
+        .action(ArgAction::SetTrue)
+}
+
+fn value(id: &'static str, short: char, long: &'static str, name: &'static str) -> Arg {
+    Arg::new(id)
+        .short(short)
+        .long(long)
+        .value_name(name)
+        .num_args(1)
+        .allow_hyphen_values(false)
+}
+
+fn clap_command() -> clap::Command {
+    let commands: Vec<&str> = COMMANDS.iter().map(|c| c.0).collect();
+    clap::Command::new("rvsadm")
+        .disable_help_flag(true)
+        .disable_version_flag(true)
+        .disable_colored_help(true)
+        .args([
+            flag("add-service", 'A', "add-service"),
+            flag("edit-service", 'E', "edit-service"),
+            flag("delete-service", 'D', "delete-service"),
+            flag("clear", 'C', "clear"),
+            flag("add-server", 'a', "add-server"),
+            flag("edit-server", 'e', "edit-server"),
+            flag("delete-server", 'd', "delete-server"),
+            flag("list", 'L', "list").short_alias('l'),
+            flag("help", 'h', "help"),
+            flag("version", 'V', "version"),
+            value("tcp-service", 't', "tcp-service", "ADDR:PORT"),
+            value("udp-service", 'u', "udp-service", "ADDR:PORT"),
+            value("scheduler", 's', "scheduler", "NAME"),
+            Arg::new("persistent")
+                .short('p')
+                .long("persistent")
+                .value_name("TIMEOUT")
+                .num_args(0..=1),
+            value("netmask", 'M', "netmask", "NETMASK"),
+            value("real-server", 'r', "real-server", "ADDR[:PORT]"),
+            flag("gatewaying", 'g', "gatewaying"),
+            flag("ipip", 'i', "ipip"),
+            flag("masquerading", 'm', "masquerading"),
+            value("weight", 'w', "weight", "WEIGHT"),
+            value("u-threshold", 'x', "u-threshold", "N"),
+            value("l-threshold", 'y', "l-threshold", "N"),
+            flag("numeric", 'n', "numeric"),
+            Arg::new("json").long("json").action(ArgAction::SetTrue),
+        ])
+        .group(ArgGroup::new("command").args(commands).multiple(false))
+        .group(
+            ArgGroup::new("service")
+                .args(["tcp-service", "udp-service"])
+                .multiple(false),
+        )
+        .group(
+            ArgGroup::new("forward")
+                .args(["gatewaying", "ipip", "masquerading"])
+                .multiple(false),
+        )
+}
+
+/// Turns clap's error into a one-line message.
+fn clap_message(e: &clap::Error) -> String {
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or("invalid command line").trim();
+    first.strip_prefix("error: ").unwrap_or(first).to_string()
+}
+
+fn given(m: &ArgMatches, id: &str) -> bool {
+    m.value_source(id) == Some(ValueSource::CommandLine)
+}
+
+fn string_of<'a>(m: &'a ArgMatches, id: &str) -> Option<&'a str> {
+    m.get_one::<String>(id).map(String::as_str)
+}
+
+/// Parses rvsadm's arguments (the first item is the program name).
+pub fn parse<I, T>(args: I) -> Result<Invocation, UsageError>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let m = clap_command()
+        .try_get_matches_from(args)
+        .map_err(|e| UsageError(clap_message(&e)))?;
+
+    if m.get_flag("help") {
+        return Ok(Invocation::Help(HELP.to_string()));
+    }
+    if m.get_flag("version") {
+        return Ok(Invocation::Version(version_text()));
+    }
+
+    let (cmd_id, cmd_name, allowed) = COMMANDS
+        .iter()
+        .find(|c| m.get_flag(c.0))
+        .copied()
+        .unwrap_or(("list", "-L/--list (the default command)", COMMANDS[7].2));
+
+    for (id, name) in OPTIONS {
+        if given(&m, id) && !allowed.contains(id) {
+            return usage(format!("option {name} is not allowed with {cmd_name}"));
+        }
+    }
+
+    let service = service_of(&m)?;
+    let need_service = || match service {
+        Some(s) => Ok(s),
+        None => usage(format!(
+            "{cmd_name} needs a service: -t ADDR:PORT or -u ADDR:PORT"
+        )),
+    };
+
+    let cmd = match cmd_id {
+        "add-service" => Command::AddService(service_spec(&m, need_service()?)?),
+        "edit-service" => Command::EditService(service_spec(&m, need_service()?)?),
+        "delete-service" => Command::DeleteService(need_service()?),
+        "clear" => Command::Clear,
+        "add-server" | "edit-server" => {
+            let svc = need_service()?;
+            let dest = dest_spec(&m, &svc, cmd_name)?;
+            if cmd_id == "add-server" {
+                Command::AddServer(svc, dest)
+            } else {
+                Command::EditServer(svc, dest)
+            }
+        }
+        "delete-server" => {
+            let svc = need_service()?;
+            let key = dest_key(&m, &svc, cmd_name)?;
+            Command::DeleteServer(svc, key)
+        }
+        _ => Command::List(ListOptions {
+            service,
+            numeric: m.get_flag("numeric"),
+            json: m.get_flag("json"),
+        }),
+    };
+    Ok(Invocation::Run(cmd))
+}
+
+/// The text printed by `-V`.
+pub fn version_text() -> String {
+    format!(
+        "rvsadm {} (rvs generic netlink family {} version {})\n",
+        env!("CARGO_PKG_VERSION"),
+        uapi::RVS_GENL_NAME,
+        uapi::RVS_GENL_VERSION
+    )
+}
+
+fn service_of(m: &ArgMatches) -> Result<Option<ServiceKey>, UsageError> {
+    let (protocol, text) = if let Some(t) = string_of(m, "tcp-service") {
+        (Protocol::Tcp, t)
+    } else if let Some(u) = string_of(m, "udp-service") {
+        (Protocol::Udp, u)
+    } else {
+        return Ok(None);
+    };
+    let (addr, port) = parse_addr_port(text)
+        .map_err(|e| UsageError(format!("invalid service address '{text}': {e}")))?;
+    Ok(Some(ServiceKey {
+        protocol,
+        addr,
+        port: port.unwrap_or(0),
+    }))
+}
+
+fn service_spec(m: &ArgMatches, key: ServiceKey) -> Result<ServiceSpec, UsageError> {
+    let scheduler = match string_of(m, "scheduler") {
+        Some(s) => parse_scheduler(s)?,
+        None => DEFAULT_SCHEDULER.to_string(),
+    };
+    let persistent = if given(m, "persistent") {
+        Some(match string_of(m, "persistent") {
+            Some(t) => parse_number(t, 1, MAX_PERSISTENT_TIMEOUT, "persistence timeout")?,
+            None => DEFAULT_PERSISTENT_TIMEOUT,
+        })
+    } else {
+        None
+    };
+    let netmask = match string_of(m, "netmask") {
+        Some(s) => parse_netmask(s, &key.addr)?,
+        None => Netmask::default_for(&key.addr),
+    };
+    if key.port == 0 && persistent.is_none() {
+        return usage(format!(
+            "zero port specified for non-persistent service {key}: give a port or -p"
+        ));
+    }
+    Ok(ServiceSpec {
+        key,
+        scheduler,
+        persistent,
+        netmask,
+    })
+}
+
+fn forward_of(m: &ArgMatches) -> Forward {
+    if m.get_flag("masquerading") {
+        Forward::Masq
+    } else if m.get_flag("ipip") {
+        Forward::Tunnel
+    } else {
+        Forward::Route
+    }
+}
+
+fn dest_key(m: &ArgMatches, svc: &ServiceKey, cmd_name: &str) -> Result<DestKey, UsageError> {
+    let Some(text) = string_of(m, "real-server") else {
+        return usage(format!("{cmd_name} needs a real server: -r ADDR[:PORT]"));
+    };
+    let (addr, port) = parse_addr_port(text)
+        .map_err(|e| UsageError(format!("invalid real server address '{text}': {e}")))?;
+    let port = match port {
+        Some(0) | None => svc.port,
+        Some(p) => p,
+    };
+    Ok(DestKey { addr, port })
+}
+
+fn dest_spec(m: &ArgMatches, svc: &ServiceKey, cmd_name: &str) -> Result<DestSpec, UsageError> {
+    let key = dest_key(m, svc, cmd_name)?;
+    let forward = forward_of(m);
+    if forward != Forward::Masq && key.port != svc.port {
+        return usage(format!(
+            "port mapping requires masquerading (-m): real server port {} differs from \
+             service port {} but {} forwarding keeps the port",
+            key.port,
+            svc.port,
+            if forward == Forward::Tunnel {
+                "tunnel (-i)"
+            } else {
+                "direct-routing (-g)"
+            },
+        ));
+    }
+    if af_of(&key.addr) != svc.af() && forward != Forward::Tunnel {
+        return usage(format!(
+            "real server {} and service {} differ in address family; \
+             that is allowed only for tunnelling (-i)",
+            key.addr, svc
+        ));
+    }
+    let weight = match string_of(m, "weight") {
+        Some(w) => parse_number(w, 0, uapi::RVS_DEST_WEIGHT_MAX, "weight")?,
+        None => DEFAULT_WEIGHT,
+    };
+    let upper = match string_of(m, "u-threshold") {
+        Some(x) => parse_number(x, 0, i32::MAX as u32, "upper threshold")?,
+        None => 0,
+    };
+    let lower = match string_of(m, "l-threshold") {
+        Some(y) => parse_number(y, 0, i32::MAX as u32, "lower threshold")?,
+        None => 0,
+    };
+    if upper != 0 && lower > upper {
+        return usage(format!(
+            "lower threshold {lower} is above upper threshold {upper}"
+        ));
+    }
+    Ok(DestSpec {
+        key,
+        forward,
+        weight,
+        upper_threshold: upper,
+        lower_threshold: lower,
+    })
+}
+
+/// Parses `ADDR`, `ADDR:PORT`, `[IPV6]` or `[IPV6]:PORT` (numeric only).
+pub fn parse_addr_port(s: &str) -> Result<(IpAddr, Option<u16>), String> {
+    if s.is_empty() {
+        return Err("empty address".into());
+    }
+    if let Some(rest) = s.strip_prefix('[') {
+        let Some((inner, after)) = rest.split_once(']') else {
+            return Err("missing ']' after IPv6 address".into());
+        };
+        let addr: std::net::Ipv6Addr = inner
+            .parse()
+            .map_err(|_| format!("'{inner}' is not a numeric IPv6 address"))?;
+        let port = match after {
+            "" => None,
+            p => match p.strip_prefix(':') {
+                Some(p) => Some(parse_port(p)?),
+                None => return Err(format!("unexpected '{after}' after ']'")),
+            },
+        };
+        return Ok((IpAddr::V6(addr), port));
+    }
+    if let Ok(addr) = s.parse::<IpAddr>() {
+        return Ok((addr, None));
+    }
+    match s.split_once(':') {
+        Some((host, port)) if !port.contains(':') => {
+            let addr: Ipv4Addr = host.parse().map_err(|_| not_numeric(host))?;
+            Ok((IpAddr::V4(addr), Some(parse_port(port)?)))
+        }
+        Some(_) => Err("an IPv6 address with a port must be written [ADDR]:PORT".into()),
+        None => Err(not_numeric(s)),
+    }
+}
+
+fn not_numeric(host: &str) -> String {
+    format!("'{host}' is not a numeric IPv4 or IPv6 address (host names are not resolved)")
+}
+
+fn parse_port(p: &str) -> Result<u16, String> {
+    if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) {
+        if let Ok(n) = p.parse::<u16>() {
+            return Ok(n);
+        }
+    }
+    Err(format!(
+        "invalid port '{p}' (expected a number 0-65535; service names are not resolved)"
+    ))
+}
+
+/// Parses a decimal number in `min..=max`.
+pub fn parse_number(s: &str, min: u32, max: u32, what: &str) -> Result<u32, UsageError> {
+    match s.parse::<u64>() {
+        Ok(n) if n >= u64::from(min) && n <= u64::from(max) && !s.starts_with('+') => Ok(n as u32),
+        _ => usage(format!(
+            "invalid {what} '{s}' (expected a number {min}-{max})"
+        )),
+    }
+}
+
+fn parse_scheduler(s: &str) -> Result<String, UsageError> {
+    let max = uapi::RVS_SCHEDNAME_MAXLEN - 1;
+    if s.is_empty() || s.len() > max {
+        return usage(format!("invalid scheduler name '{s}' (1-{max} characters)"));
+    }
+    if !s
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        return usage(format!(
+            "invalid scheduler name '{s}' (letters, digits, '_' and '-' only)"
+        ));
+    }
+    Ok(s.to_string())
+}
+
+fn parse_netmask(s: &str, addr: &IpAddr) -> Result<Netmask, UsageError> {
+    match addr {
+        IpAddr::V4(_) => {
+            let mask: Ipv4Addr = s.parse().map_err(|_| {
+                UsageError(format!(
+                    "invalid netmask '{s}' (expected an IPv4 netmask such as 255.255.255.0)"
+                ))
+            })?;
+            let bits = u32::from(mask);
+            if bits.leading_ones() + bits.trailing_zeros() != 32 {
+                return usage(format!(
+                    "invalid netmask '{s}': its bits are not contiguous"
+                ));
+            }
+            Ok(Netmask::from_ipv4(mask))
+        }
+        IpAddr::V6(_) => parse_number(s, 1, 128, "IPv6 netmask (prefix length)").map(Netmask),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(args: &[&str]) -> Result<Command, String> {
+        let mut v = vec!["rvsadm"];
+        v.extend_from_slice(args);
+        match parse(v) {
+            Ok(Invocation::Run(c)) => Ok(c),
+            Ok(other) => Err(format!("unexpected {other:?}")),
+            Err(e) => Err(e.0),
+        }
+    }
+
+    fn err(args: &[&str]) -> String {
+        run(args).expect_err("should be rejected")
+    }
+
+    fn tcp(addr: &str, port: u16) -> ServiceKey {
+        ServiceKey {
+            protocol: Protocol::Tcp,
+            addr: addr.parse().unwrap(),
+            port,
+        }
+    }
+
+    #[test]
+    fn add_service_defaults() {
+        let c = run(&["-A", "-t", "10.0.0.1:80"]).unwrap();
+        assert_eq!(
+            c,
+            Command::AddService(ServiceSpec {
+                key: tcp("10.0.0.1", 80),
+                scheduler: "wlc".into(),
+                persistent: None,
+                netmask: Netmask(0xffff_ffff),
+            })
+        );
+    }
+
+    #[test]
+    fn add_service_full_long_options() {
+        let c = run(&[
+            "--add-service",
+            "--udp-service",
+            "[2001:db8::1]:53",
+            "--scheduler",
+            "rr",
+            "--persistent",
+            "600",
+            "--netmask",
+            "64",
+        ])
+        .unwrap();
+        let Command::AddService(s) = c else {
+            panic!("{c:?}")
+        };
+        assert_eq!(s.key.protocol, Protocol::Udp);
+        assert_eq!(s.key.addr, "2001:db8::1".parse::<IpAddr>().unwrap());
+        assert_eq!(s.key.port, 53);
+        assert_eq!(s.scheduler, "rr");
+        assert_eq!(s.persistent, Some(600));
+        assert_eq!(s.netmask, Netmask(64));
+    }
+
+    #[test]
+    fn persistent_without_value_and_ipv4_mask() {
+        let c = run(&["-E", "-t", "10.0.0.1:0", "-p", "-M", "255.255.255.0"]).unwrap();
+        let Command::EditService(s) = c else {
+            panic!("{c:?}")
+        };
+        assert_eq!(s.persistent, Some(300));
+        assert_eq!(s.netmask.display(2), "255.255.255.0");
+        assert_eq!(s.netmask.0.to_ne_bytes(), [255, 255, 255, 0]);
+        // -p followed by another option takes no value.
+        let c = run(&["-A", "-t", "10.0.0.1:80", "-p", "-s", "rr"]).unwrap();
+        let Command::AddService(s) = c else {
+            panic!("{c:?}")
+        };
+        assert_eq!((s.persistent, s.scheduler.as_str()), (Some(300), "rr"));
+        // Attached value.
+        let Command::AddService(s) = run(&["-A", "-t", "10.0.0.1:80", "-p120"]).unwrap() else {
+            panic!()
+        };
+        assert_eq!(s.persistent, Some(120));
+    }
+
+    #[test]
+    fn servers() {
+        let c = run(&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-m", "-w", "3"]).unwrap();
+        assert_eq!(
+            c,
+            Command::AddServer(
+                tcp("10.0.0.1", 80),
+                DestSpec {
+                    key: DestKey {
+                        addr: "10.0.1.1".parse().unwrap(),
+                        port: 80
+                    },
+                    forward: Forward::Masq,
+                    weight: 3,
+                    upper_threshold: 0,
+                    lower_threshold: 0,
+                }
+            )
+        );
+        let Command::EditServer(_, d) = run(&[
+            "-e",
+            "-t",
+            "10.0.0.1:80",
+            "-r",
+            "10.0.1.1:8080",
+            "-m",
+            "-x",
+            "100",
+            "-y",
+            "50",
+        ])
+        .unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (d.key.port, d.upper_threshold, d.lower_threshold),
+            (8080, 100, 50)
+        );
+        let Command::AddServer(_, d) = run(&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.2"]).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!((d.forward, d.weight, d.key.port), (Forward::Route, 1, 80));
+        let Command::AddServer(_, d) =
+            run(&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.2:80", "-i"]).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(d.forward, Forward::Tunnel);
+        // Tunnelling may mix families.
+        assert!(run(&["-a", "-t", "10.0.0.1:80", "-r", "[2001:db8::2]:80", "-i"]).is_ok());
+        assert_eq!(
+            run(&["-d", "-u", "10.0.0.1:53", "-r", "10.0.1.1"]).unwrap(),
+            Command::DeleteServer(
+                ServiceKey {
+                    protocol: Protocol::Udp,
+                    addr: "10.0.0.1".parse().unwrap(),
+                    port: 53
+                },
+                DestKey {
+                    addr: "10.0.1.1".parse().unwrap(),
+                    port: 53
+                }
+            )
+        );
+    }
+
+    #[test]
+    fn other_commands() {
+        assert_eq!(run(&["-C"]).unwrap(), Command::Clear);
+        assert_eq!(
+            run(&["-D", "-t", "10.0.0.1:80"]).unwrap(),
+            Command::DeleteService(tcp("10.0.0.1", 80))
+        );
+        assert_eq!(run(&[]).unwrap(), Command::List(ListOptions::default()));
+        assert_eq!(
+            run(&["-L", "-n"]).unwrap(),
+            Command::List(ListOptions {
+                service: None,
+                numeric: true,
+                json: false
+            })
+        );
+        assert_eq!(run(&["-ln"]).unwrap(), run(&["-L", "-n"]).unwrap());
+        assert_eq!(
+            run(&["--list", "--json", "-t", "[::1]:443"]).unwrap(),
+            Command::List(ListOptions {
+                service: Some(tcp("::1", 443)),
+                numeric: false,
+                json: true
+            })
+        );
+        assert_eq!(
+            run(&["--json"]).unwrap(),
+            Command::List(ListOptions {
+                json: true,
+                ..ListOptions::default()
+            })
+        );
+    }
+
+    #[test]
+    fn help_and_version() {
+        let Ok(Invocation::Help(h)) = parse(["rvsadm", "-h"]) else {
+            panic!()
+        };
+        for opt in [
+            "--add-service",
+            "--edit-service",
+            "--delete-service",
+            "--clear",
+            "--add-server",
+            "--edit-server",
+            "--delete-server",
+            "--list",
+            "--tcp-service",
+            "--udp-service",
+            "--scheduler",
+            "--persistent",
+            "--netmask",
+            "--real-server",
+            "--gatewaying",
+            "--ipip",
+            "--masquerading",
+            "--weight",
+            "--u-threshold",
+            "--l-threshold",
+            "--numeric",
+            "--json",
+            "--version",
+            "--help",
+            "not resolved",
+        ] {
+            assert!(h.contains(opt), "help lacks {opt}");
+        }
+        assert!(matches!(
+            parse(["rvsadm", "--help"]),
+            Ok(Invocation::Help(_))
+        ));
+        let Ok(Invocation::Version(v)) = parse(["rvsadm", "-V"]) else {
+            panic!()
+        };
+        assert!(v.starts_with("rvsadm "), "{v}");
+    }
+
+    #[test]
+    fn rejected_command_lines() {
+        let cases: &[(&[&str], &str)] = &[
+            (&["-A"], "-A/--add-service needs a service: -t ADDR:PORT or -u ADDR:PORT"),
+            (&["-A", "-t", "10.0.0.1:80", "-r", "10.0.1.1"], "option -r/--real-server is not allowed with -A/--add-service"),
+            (&["-A", "-t", "10.0.0.1"], "zero port specified for non-persistent service TCP 10.0.0.1:0: give a port or -p"),
+            (&["-A", "-t", "www.example.com:80"], "invalid service address 'www.example.com:80': 'www.example.com' is not a numeric IPv4 or IPv6 address (host names are not resolved)"),
+            (&["-A", "-t", "10.0.0.1:http"], "invalid service address '10.0.0.1:http': invalid port 'http' (expected a number 0-65535; service names are not resolved)"),
+            (&["-A", "-t", "10.0.0.1:65536"], "invalid port '65536'"),
+            (&["-A", "-t", "2001:db8::1:80:x"], "written [ADDR]:PORT"),
+            (&["-A", "-t", "[2001:db8::1:80"], "missing ']'"),
+            (&["-A", "-t", "[10.0.0.1]:80"], "is not a numeric IPv6 address"),
+            (&["-A", "-t", "10.0.0.1:80", "-s", "averyveryverylongname"], "invalid scheduler name 'averyveryverylongname' (1-15 characters)"),
+            (&["-A", "-t", "10.0.0.1:80", "-s", "r r"], "letters, digits"),
+            (&["-A", "-t", "10.0.0.1:80", "-p", "0"], "invalid persistence timeout '0' (expected a number 1-2678400)"),
+            (&["-A", "-t", "10.0.0.1:80", "-p", "-5"], "unexpected argument '-5'"),
+            (&["-A", "-t", "10.0.0.1:80", "-p", "-M", "255.0.255.0"], "not contiguous"),
+            (&["-A", "-t", "10.0.0.1:80", "-M", "64"], "invalid netmask '64'"),
+            (&["-A", "-t", "[::1]:80", "-M", "129"], "invalid IPv6 netmask (prefix length) '129' (expected a number 1-128)"),
+            (&["-A", "-t", "10.0.0.1:80", "-u", "10.0.0.1:80"], "cannot be used with"),
+            (&["-A", "-D", "-t", "10.0.0.1:80"], "cannot be used with"),
+            (&["-a", "-t", "10.0.0.1:80"], "-a/--add-server needs a real server: -r ADDR[:PORT]"),
+            (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1:8080"], "port mapping requires masquerading (-m): real server port 8080 differs from service port 80 but direct-routing (-g) forwarding keeps the port"),
+            (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1:8080", "-i"], "port mapping requires masquerading (-m)"),
+            (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-m", "-g"], "cannot be used with"),
+            (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-w", "70000"], "invalid weight '70000' (expected a number 0-65535)"),
+            (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-w", "x"], "invalid weight 'x'"),
+            (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-x", "5", "-y", "10"], "lower threshold 10 is above upper threshold 5"),
+            (&["-a", "-t", "10.0.0.1:80", "-r", "[::2]:80", "-m"], "differ in address family; that is allowed only for tunnelling (-i)"),
+            (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-s", "rr"], "option -s/--scheduler is not allowed with -a/--add-server"),
+            (&["-d", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-w", "2"], "option -w/--weight is not allowed with -d/--delete-server"),
+            (&["-C", "-t", "10.0.0.1:80"], "option -t/--tcp-service is not allowed with -C/--clear"),
+            (&["-D", "-t", "10.0.0.1:80", "-n"], "option -n/--numeric is not allowed with -D/--delete-service"),
+            (&["-L", "--json", "-r", "10.0.1.1"], "option -r/--real-server is not allowed with -L/--list"),
+            (&["-s", "rr"], "option -s/--scheduler is not allowed with -L/--list (the default command)"),
+            (&["-Z"], "unexpected argument '-Z'"),
+            (&["--bogus"], "unexpected argument '--bogus'"),
+            (&["-A", "-A", "-t", "10.0.0.1:80"], "cannot be used multiple times"),
+            (&["-A", "-t"], "a value is required"),
+            (&["extra"], "unexpected argument 'extra'"),
+        ];
+        for (args, want) in cases {
+            let got = err(args);
+            assert!(
+                got.contains(want),
+                "args {args:?}: got {got:?}, want it to contain {want:?}"
+            );
+            assert!(
+                !got.contains('\n'),
+                "multi-line error for {args:?}: {got:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn addr_port_forms() {
+        assert_eq!(
+            parse_addr_port("10.1.2.3:8080").unwrap(),
+            ("10.1.2.3".parse().unwrap(), Some(8080))
+        );
+        assert_eq!(
+            parse_addr_port("10.1.2.3").unwrap(),
+            ("10.1.2.3".parse().unwrap(), None)
+        );
+        assert_eq!(
+            parse_addr_port("[fe80::1]").unwrap(),
+            ("fe80::1".parse().unwrap(), None)
+        );
+        assert_eq!(
+            parse_addr_port("2001:db8::1").unwrap(),
+            ("2001:db8::1".parse().unwrap(), None)
+        );
+        assert!(parse_addr_port("").is_err());
+        assert!(parse_addr_port("[::1]x").is_err());
+        assert!(parse_addr_port("1.2.3.4:").is_err());
+        assert!(parse_addr_port("1.2.3.4:+80").is_err());
+    }
+}

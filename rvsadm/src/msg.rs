@@ -1,0 +1,723 @@
+//! Attribute payloads of rvs requests and parsing of the module's replies.
+//!
+//! Everything here is pure: requests are built into byte vectors (the
+//! attributes that follow the generic netlink header) and replies are parsed
+//! from such byte slices, so both are unit-tested without a kernel.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use crate::types::{
+    af_of, Dest, DestKey, DestSpec, Forward, Info, Netmask, Protocol, Service, ServiceKey,
+    ServiceSpec, Stats,
+};
+use crate::uapi::{self, linux};
+
+/// Set on nested attributes (kernels validating strictly require it).
+pub const NLA_F_NESTED: u16 = 0x8000;
+/// Set on attributes whose payload is in network byte order.
+pub const NLA_F_NET_BYTEORDER: u16 = 0x4000;
+/// Mask giving an attribute's type without its flags.
+pub const NLA_TYPE_MASK: u16 = !(NLA_F_NESTED | NLA_F_NET_BYTEORDER);
+const NLA_HDRLEN: usize = 4;
+
+fn align4(n: usize) -> usize {
+    (n + 3) & !3
+}
+
+/// Appends netlink attributes (`struct nlattr` + payload, 4-byte aligned).
+#[derive(Debug, Default)]
+pub struct AttrWriter {
+    buf: Vec<u8>,
+}
+
+impl AttrWriter {
+    pub fn new() -> AttrWriter {
+        AttrWriter::default()
+    }
+
+    pub fn put(&mut self, ty: u16, payload: &[u8]) -> &mut Self {
+        let len = NLA_HDRLEN + payload.len();
+        self.buf.extend_from_slice(&(len as u16).to_ne_bytes());
+        self.buf.extend_from_slice(&ty.to_ne_bytes());
+        self.buf.extend_from_slice(payload);
+        self.buf.resize(align4(self.buf.len()), 0);
+        self
+    }
+
+    pub fn put_u16(&mut self, ty: u16, v: u16) -> &mut Self {
+        self.put(ty, &v.to_ne_bytes())
+    }
+
+    pub fn put_u32(&mut self, ty: u16, v: u32) -> &mut Self {
+        self.put(ty, &v.to_ne_bytes())
+    }
+
+    /// A u16 in network byte order (ports).
+    pub fn put_be16(&mut self, ty: u16, v: u16) -> &mut Self {
+        self.put(ty, &v.to_be_bytes())
+    }
+
+    /// A NUL-terminated string.
+    pub fn put_str(&mut self, ty: u16, s: &str) -> &mut Self {
+        let mut v = Vec::with_capacity(s.len() + 1);
+        v.extend_from_slice(s.as_bytes());
+        v.push(0);
+        self.put(ty, &v)
+    }
+
+    /// A nested attribute whose content `fill` writes.
+    pub fn nest(&mut self, ty: u16, fill: impl FnOnce(&mut AttrWriter)) -> &mut Self {
+        let mut inner = AttrWriter::new();
+        fill(&mut inner);
+        self.put(ty | NLA_F_NESTED, &inner.buf)
+    }
+
+    pub fn finish(self) -> Vec<u8> {
+        self.buf
+    }
+}
+
+/// An address as `union nf_inet_addr`: 16 bytes, IPv4 in the first four.
+pub fn inet_addr_bytes(addr: &IpAddr) -> [u8; 16] {
+    let mut out = [0u8; 16];
+    match addr {
+        IpAddr::V4(a) => out[..4].copy_from_slice(&a.octets()),
+        IpAddr::V6(a) => out.copy_from_slice(&a.octets()),
+    }
+    out
+}
+
+fn put_service_key(w: &mut AttrWriter, key: &ServiceKey) {
+    w.put_u16(uapi::RVS_SVC_ATTR_AF, key.af())
+        .put_u16(uapi::RVS_SVC_ATTR_PROTOCOL, key.protocol.number())
+        .put(uapi::RVS_SVC_ATTR_ADDR, &inet_addr_bytes(&key.addr))
+        .put_be16(uapi::RVS_SVC_ATTR_PORT, key.port);
+}
+
+/// `RVS_CMD_ATTR_SERVICE` identifying a service (AF, PROTOCOL, ADDR, PORT):
+/// DEL_SERVICE, GET_SERVICE and the service part of destination requests.
+pub fn service_key_attrs(key: &ServiceKey) -> Vec<u8> {
+    let mut w = AttrWriter::new();
+    w.nest(uapi::RVS_CMD_ATTR_SERVICE, |s| put_service_key(s, key));
+    w.finish()
+}
+
+/// NEW_SERVICE / SET_SERVICE: the full service, as ipvsadm sends it.
+pub fn service_attrs(spec: &ServiceSpec) -> Vec<u8> {
+    let mut flags = [0u8; uapi::RVS_FLAGS_SIZE];
+    flags[..4].copy_from_slice(&spec.flags().to_ne_bytes());
+    flags[4..].copy_from_slice(&u32::MAX.to_ne_bytes());
+    let mut w = AttrWriter::new();
+    w.nest(uapi::RVS_CMD_ATTR_SERVICE, |s| {
+        put_service_key(s, &spec.key);
+        s.put_str(uapi::RVS_SVC_ATTR_SCHED_NAME, &spec.scheduler)
+            .put(uapi::RVS_SVC_ATTR_FLAGS, &flags)
+            .put_u32(uapi::RVS_SVC_ATTR_TIMEOUT, spec.persistent.unwrap_or(0))
+            .put_u32(uapi::RVS_SVC_ATTR_NETMASK, spec.netmask.0);
+    });
+    w.finish()
+}
+
+/// NEW_DEST / SET_DEST: the service key plus the full destination.
+pub fn dest_attrs(svc: &ServiceKey, dest: &DestSpec) -> Vec<u8> {
+    let mut w = AttrWriter::new();
+    w.nest(uapi::RVS_CMD_ATTR_SERVICE, |s| put_service_key(s, svc));
+    w.nest(uapi::RVS_CMD_ATTR_DEST, |d| {
+        d.put(uapi::RVS_DEST_ATTR_ADDR, &inet_addr_bytes(&dest.key.addr))
+            .put_be16(uapi::RVS_DEST_ATTR_PORT, dest.key.port)
+            .put_u32(uapi::RVS_DEST_ATTR_FWD_METHOD, dest.forward.code())
+            .put_u32(uapi::RVS_DEST_ATTR_WEIGHT, dest.weight)
+            .put_u32(uapi::RVS_DEST_ATTR_U_THRESH, dest.upper_threshold)
+            .put_u32(uapi::RVS_DEST_ATTR_L_THRESH, dest.lower_threshold)
+            .put_u16(uapi::RVS_DEST_ATTR_ADDR_FAMILY, af_of(&dest.key.addr));
+    });
+    w.finish()
+}
+
+/// DEL_DEST: the service key plus the destination's ADDR, PORT, ADDR_FAMILY.
+pub fn del_dest_attrs(svc: &ServiceKey, dest: &DestKey) -> Vec<u8> {
+    let mut w = AttrWriter::new();
+    w.nest(uapi::RVS_CMD_ATTR_SERVICE, |s| put_service_key(s, svc));
+    w.nest(uapi::RVS_CMD_ATTR_DEST, |d| {
+        d.put(uapi::RVS_DEST_ATTR_ADDR, &inet_addr_bytes(&dest.addr))
+            .put_be16(uapi::RVS_DEST_ATTR_PORT, dest.port)
+            .put_u16(uapi::RVS_DEST_ATTR_ADDR_FAMILY, af_of(&dest.addr));
+    });
+    w.finish()
+}
+
+/// A reply the module sent that rvsadm cannot make sense of.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError(pub String);
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "malformed reply from the module: {}", self.0)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+fn perr<T>(msg: impl Into<String>) -> Result<T, ParseError> {
+    Err(ParseError(msg.into()))
+}
+
+/// Iterates over the attributes of a buffer as (type without flags, payload).
+pub struct Attrs<'a> {
+    buf: &'a [u8],
+}
+
+impl<'a> Attrs<'a> {
+    pub fn new(buf: &'a [u8]) -> Attrs<'a> {
+        Attrs { buf }
+    }
+}
+
+impl<'a> Iterator for Attrs<'a> {
+    type Item = Result<(u16, &'a [u8]), ParseError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.buf.len() < NLA_HDRLEN {
+            // Trailing bytes shorter than a header are padding.
+            return None;
+        }
+        let len = u16::from_ne_bytes([self.buf[0], self.buf[1]]) as usize;
+        let ty = u16::from_ne_bytes([self.buf[2], self.buf[3]]) & NLA_TYPE_MASK;
+        if len < NLA_HDRLEN || len > self.buf.len() {
+            self.buf = &[];
+            return Some(perr(format!(
+                "attribute {ty} has length {len}, outside its buffer"
+            )));
+        }
+        let payload = &self.buf[NLA_HDRLEN..len];
+        let next = align4(len).min(self.buf.len());
+        self.buf = &self.buf[next..];
+        Some(Ok((ty, payload)))
+    }
+}
+
+/// Finds the first attribute of type `ty`.
+pub fn find_attr(buf: &[u8], ty: u16) -> Result<Option<&[u8]>, ParseError> {
+    for a in Attrs::new(buf) {
+        let (t, p) = a?;
+        if t == ty {
+            return Ok(Some(p));
+        }
+    }
+    Ok(None)
+}
+
+fn get_u16(p: &[u8], what: &str) -> Result<u16, ParseError> {
+    match p {
+        [a, b] => Ok(u16::from_ne_bytes([*a, *b])),
+        _ => perr(format!("{what}: expected 2 bytes, got {}", p.len())),
+    }
+}
+
+fn get_be16(p: &[u8], what: &str) -> Result<u16, ParseError> {
+    get_u16(p, what).map(u16::from_be)
+}
+
+fn get_u32(p: &[u8], what: &str) -> Result<u32, ParseError> {
+    match p {
+        [a, b, c, d] => Ok(u32::from_ne_bytes([*a, *b, *c, *d])),
+        _ => perr(format!("{what}: expected 4 bytes, got {}", p.len())),
+    }
+}
+
+fn get_u64(p: &[u8], what: &str) -> Result<u64, ParseError> {
+    match p.len() {
+        4 => get_u32(p, what).map(u64::from),
+        8 => {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(p);
+            Ok(u64::from_ne_bytes(b))
+        }
+        n => perr(format!("{what}: expected 4 or 8 bytes, got {n}")),
+    }
+}
+
+fn get_string(p: &[u8]) -> String {
+    let end = p.iter().position(|&b| b == 0).unwrap_or(p.len());
+    String::from_utf8_lossy(&p[..end]).into_owned()
+}
+
+fn get_addr(p: &[u8], af: u16, what: &str) -> Result<IpAddr, ParseError> {
+    match (af, p.len()) {
+        (linux::AF_INET, 4..=16) => Ok(IpAddr::V4(Ipv4Addr::new(p[0], p[1], p[2], p[3]))),
+        (linux::AF_INET6, 16) => {
+            let mut b = [0u8; 16];
+            b.copy_from_slice(p);
+            Ok(IpAddr::V6(Ipv6Addr::from(b)))
+        }
+        (linux::AF_INET | linux::AF_INET6, n) => {
+            perr(format!("{what}: {n} bytes for address family {af}"))
+        }
+        _ => perr(format!("{what}: unknown address family {af}")),
+    }
+}
+
+fn parse_stats(buf: &[u8]) -> Result<Stats, ParseError> {
+    let mut s = Stats::default();
+    for a in Attrs::new(buf) {
+        let (ty, p) = a?;
+        let field = match ty {
+            uapi::RVS_STATS_ATTR_CONNS => &mut s.conns,
+            uapi::RVS_STATS_ATTR_INPKTS => &mut s.inpkts,
+            uapi::RVS_STATS_ATTR_OUTPKTS => &mut s.outpkts,
+            uapi::RVS_STATS_ATTR_INBYTES => &mut s.inbytes,
+            uapi::RVS_STATS_ATTR_OUTBYTES => &mut s.outbytes,
+            _ => continue,
+        };
+        *field = get_u64(p, "stats counter")?;
+    }
+    Ok(s)
+}
+
+/// Parses the attributes of a NEW_SERVICE reply (a GET_SERVICE answer).
+pub fn parse_service_reply(attrs: &[u8]) -> Result<Service, ParseError> {
+    match find_attr(attrs, uapi::RVS_CMD_ATTR_SERVICE)? {
+        Some(nested) => parse_service(nested),
+        None => perr("service reply without RVS_CMD_ATTR_SERVICE"),
+    }
+}
+
+/// Parses the content of a nested `RVS_CMD_ATTR_SERVICE`.
+pub fn parse_service(buf: &[u8]) -> Result<Service, ParseError> {
+    let mut af = None;
+    let mut protocol = 0u16;
+    let mut addr_raw: Option<&[u8]> = None;
+    let mut port = 0u16;
+    let mut fwmark = 0u32;
+    let mut scheduler = String::new();
+    let mut flags = 0u32;
+    let mut timeout = 0u32;
+    let mut netmask = None;
+    let mut pe_name = String::new();
+    let mut stats = None;
+    let mut stats64 = None;
+    for a in Attrs::new(buf) {
+        let (ty, p) = a?;
+        match ty {
+            uapi::RVS_SVC_ATTR_AF => af = Some(get_u16(p, "service AF")?),
+            uapi::RVS_SVC_ATTR_PROTOCOL => protocol = get_u16(p, "service PROTOCOL")?,
+            uapi::RVS_SVC_ATTR_ADDR => addr_raw = Some(p),
+            uapi::RVS_SVC_ATTR_PORT => port = get_be16(p, "service PORT")?,
+            uapi::RVS_SVC_ATTR_FWMARK => fwmark = get_u32(p, "service FWMARK")?,
+            uapi::RVS_SVC_ATTR_SCHED_NAME => scheduler = get_string(p),
+            uapi::RVS_SVC_ATTR_FLAGS => {
+                if p.len() < 4 {
+                    return perr("service FLAGS shorter than 4 bytes");
+                }
+                flags = get_u32(&p[..4], "service FLAGS")?;
+            }
+            uapi::RVS_SVC_ATTR_TIMEOUT => timeout = get_u32(p, "service TIMEOUT")?,
+            uapi::RVS_SVC_ATTR_NETMASK => netmask = Some(Netmask(get_u32(p, "service NETMASK")?)),
+            uapi::RVS_SVC_ATTR_PE_NAME => pe_name = get_string(p),
+            uapi::RVS_SVC_ATTR_STATS => stats = Some(parse_stats(p)?),
+            uapi::RVS_SVC_ATTR_STATS64 => stats64 = Some(parse_stats(p)?),
+            _ => {}
+        }
+    }
+    let Some(af) = af else {
+        return perr("service without AF");
+    };
+    let addr = match addr_raw {
+        Some(p) => get_addr(p, af, "service ADDR")?,
+        None if fwmark != 0 => unspecified(af),
+        None => return perr("service without ADDR"),
+    };
+    Ok(Service {
+        af,
+        protocol: Protocol::from_number(protocol),
+        addr,
+        port,
+        fwmark,
+        scheduler,
+        flags,
+        timeout,
+        netmask: netmask.unwrap_or_else(|| Netmask::default_for(&addr)),
+        pe_name,
+        stats: stats64.or(stats).unwrap_or_default(),
+    })
+}
+
+fn unspecified(af: u16) -> IpAddr {
+    if af == linux::AF_INET6 {
+        IpAddr::V6(Ipv6Addr::UNSPECIFIED)
+    } else {
+        IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+    }
+}
+
+/// Parses the attributes of a NEW_DEST reply (a GET_DEST dump entry).
+/// `svc_af` is the service's family, used when the module sends no
+/// `RVS_DEST_ATTR_ADDR_FAMILY`.
+pub fn parse_dest_reply(attrs: &[u8], svc_af: u16) -> Result<Dest, ParseError> {
+    match find_attr(attrs, uapi::RVS_CMD_ATTR_DEST)? {
+        Some(nested) => parse_dest(nested, svc_af),
+        None => perr("destination reply without RVS_CMD_ATTR_DEST"),
+    }
+}
+
+/// Parses the content of a nested `RVS_CMD_ATTR_DEST`.
+pub fn parse_dest(buf: &[u8], svc_af: u16) -> Result<Dest, ParseError> {
+    let mut af = svc_af;
+    let mut addr_raw: Option<&[u8]> = None;
+    let mut d = Dest {
+        af,
+        addr: unspecified(af),
+        port: 0,
+        forward: Forward::Masq,
+        weight: 0,
+        upper_threshold: 0,
+        lower_threshold: 0,
+        active_conns: 0,
+        inactive_conns: 0,
+        persist_conns: 0,
+        stats: Stats::default(),
+    };
+    let mut stats = None;
+    let mut stats64 = None;
+    for a in Attrs::new(buf) {
+        let (ty, p) = a?;
+        match ty {
+            uapi::RVS_DEST_ATTR_ADDR => addr_raw = Some(p),
+            uapi::RVS_DEST_ATTR_PORT => d.port = get_be16(p, "dest PORT")?,
+            uapi::RVS_DEST_ATTR_FWD_METHOD => {
+                d.forward = Forward::from_code(get_u32(p, "dest FWD_METHOD")?)
+            }
+            uapi::RVS_DEST_ATTR_WEIGHT => d.weight = get_u32(p, "dest WEIGHT")?,
+            uapi::RVS_DEST_ATTR_U_THRESH => d.upper_threshold = get_u32(p, "dest U_THRESH")?,
+            uapi::RVS_DEST_ATTR_L_THRESH => d.lower_threshold = get_u32(p, "dest L_THRESH")?,
+            uapi::RVS_DEST_ATTR_ACTIVE_CONNS => d.active_conns = get_u32(p, "dest ACTIVE_CONNS")?,
+            uapi::RVS_DEST_ATTR_INACT_CONNS => d.inactive_conns = get_u32(p, "dest INACT_CONNS")?,
+            uapi::RVS_DEST_ATTR_PERSIST_CONNS => {
+                d.persist_conns = get_u32(p, "dest PERSIST_CONNS")?
+            }
+            uapi::RVS_DEST_ATTR_ADDR_FAMILY => af = get_u16(p, "dest ADDR_FAMILY")?,
+            uapi::RVS_DEST_ATTR_STATS => stats = Some(parse_stats(p)?),
+            uapi::RVS_DEST_ATTR_STATS64 => stats64 = Some(parse_stats(p)?),
+            _ => {}
+        }
+    }
+    let Some(raw) = addr_raw else {
+        return perr("destination without ADDR");
+    };
+    d.af = af;
+    d.addr = get_addr(raw, af, "dest ADDR")?;
+    d.stats = stats64.or(stats).unwrap_or_default();
+    Ok(d)
+}
+
+/// Parses a GET_INFO reply.
+pub fn parse_info(attrs: &[u8]) -> Result<Info, ParseError> {
+    let mut version = None;
+    let mut size = 0;
+    for a in Attrs::new(attrs) {
+        let (ty, p) = a?;
+        match ty {
+            uapi::RVS_INFO_ATTR_VERSION => version = Some(get_u32(p, "info VERSION")?),
+            uapi::RVS_INFO_ATTR_CONN_TAB_SIZE => size = get_u32(p, "info CONN_TAB_SIZE")?,
+            _ => {}
+        }
+    }
+    match version {
+        Some(version) => Ok(Info {
+            version,
+            conn_tab_size: size,
+        }),
+        None => perr("info reply without VERSION"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::DEFAULT_PERSISTENT_TIMEOUT;
+
+    fn tcp_key() -> ServiceKey {
+        ServiceKey {
+            protocol: Protocol::Tcp,
+            addr: "10.0.0.1".parse().unwrap(),
+            port: 80,
+        }
+    }
+
+    /// Little helper for expected bytes: native-endian u16/u32.
+    fn ne16(v: u16) -> [u8; 2] {
+        v.to_ne_bytes()
+    }
+    fn ne32(v: u32) -> [u8; 4] {
+        v.to_ne_bytes()
+    }
+
+    fn attr(ty: u16, payload: &[u8]) -> Vec<u8> {
+        let mut v = Vec::new();
+        v.extend_from_slice(&ne16((4 + payload.len()) as u16));
+        v.extend_from_slice(&ne16(ty));
+        v.extend_from_slice(payload);
+        while v.len() % 4 != 0 {
+            v.push(0);
+        }
+        v
+    }
+
+    fn key_bytes() -> Vec<u8> {
+        let mut addr = [0u8; 16];
+        addr[..4].copy_from_slice(&[10, 0, 0, 1]);
+        [
+            attr(1, &ne16(2)),
+            attr(2, &ne16(6)),
+            attr(3, &addr),
+            attr(4, &[0, 80]),
+        ]
+        .concat()
+    }
+
+    #[test]
+    fn new_service_exact_bytes() {
+        let spec = ServiceSpec {
+            key: tcp_key(),
+            scheduler: "rr".into(),
+            persistent: None,
+            netmask: Netmask(0xffff_ffff),
+        };
+        let got = service_attrs(&spec);
+        let inner = [
+            key_bytes(),
+            attr(6, b"rr\0"),
+            attr(7, &[ne32(0), ne32(u32::MAX)].concat()),
+            attr(8, &ne32(0)),
+            attr(9, &[0xff, 0xff, 0xff, 0xff]),
+        ]
+        .concat();
+        let want = attr(1 | NLA_F_NESTED, &inner);
+        assert_eq!(got, want);
+        // Spot-check the framing by hand: total length, nested header.
+        assert_eq!(got.len(), 4 + 8 + 8 + 20 + 8 + 8 + 12 + 8 + 8);
+        assert_eq!(
+            &got[..4],
+            &[ne16(got.len() as u16), ne16(0x8001)].concat()[..]
+        );
+        // AF attribute: len 6, type 1, value 2, two bytes of padding.
+        assert_eq!(
+            &got[4..12],
+            &[ne16(6), ne16(1), ne16(2), [0, 0]].concat()[..]
+        );
+    }
+
+    #[test]
+    fn persistent_service_flags_timeout_and_mask() {
+        let spec = ServiceSpec {
+            key: tcp_key(),
+            scheduler: "wlc".into(),
+            persistent: Some(DEFAULT_PERSISTENT_TIMEOUT),
+            netmask: Netmask::from_ipv4("255.255.255.0".parse().unwrap()),
+        };
+        let got = service_attrs(&spec);
+        let nested = find_attr(&got, uapi::RVS_CMD_ATTR_SERVICE)
+            .unwrap()
+            .unwrap();
+        let flags = find_attr(nested, uapi::RVS_SVC_ATTR_FLAGS)
+            .unwrap()
+            .unwrap();
+        assert_eq!(flags, &[ne32(1), ne32(u32::MAX)].concat()[..]);
+        let timeout = find_attr(nested, uapi::RVS_SVC_ATTR_TIMEOUT)
+            .unwrap()
+            .unwrap();
+        assert_eq!(timeout, &ne32(300));
+        let mask = find_attr(nested, uapi::RVS_SVC_ATTR_NETMASK)
+            .unwrap()
+            .unwrap();
+        assert_eq!(mask, &[255, 255, 255, 0]);
+    }
+
+    #[test]
+    fn new_dest_exact_bytes() {
+        let dest = DestSpec {
+            key: DestKey {
+                addr: "10.0.1.1".parse().unwrap(),
+                port: 8080,
+            },
+            forward: Forward::Masq,
+            weight: 3,
+            upper_threshold: 100,
+            lower_threshold: 10,
+        };
+        let got = dest_attrs(&tcp_key(), &dest);
+        let mut daddr = [0u8; 16];
+        daddr[..4].copy_from_slice(&[10, 0, 1, 1]);
+        let want = [
+            attr(1 | NLA_F_NESTED, &key_bytes()),
+            attr(
+                2 | NLA_F_NESTED,
+                &[
+                    attr(1, &daddr),
+                    attr(2, &8080u16.to_be_bytes()),
+                    attr(3, &ne32(0)),
+                    attr(4, &ne32(3)),
+                    attr(5, &ne32(100)),
+                    attr(6, &ne32(10)),
+                    attr(11, &ne16(2)),
+                ]
+                .concat(),
+            ),
+        ]
+        .concat();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn del_dest_and_service_key_bytes() {
+        let key = DestKey {
+            addr: "2001:db8::5".parse().unwrap(),
+            port: 443,
+        };
+        let svc = ServiceKey {
+            protocol: Protocol::Udp,
+            addr: "2001:db8::1".parse().unwrap(),
+            port: 443,
+        };
+        let got = del_dest_attrs(&svc, &key);
+        let v6: Ipv6Addr = "2001:db8::5".parse().unwrap();
+        let want_dest = [
+            attr(1, &v6.octets()),
+            attr(2, &443u16.to_be_bytes()),
+            attr(11, &ne16(10)),
+        ]
+        .concat();
+        assert_eq!(
+            find_attr(&got, uapi::RVS_CMD_ATTR_DEST).unwrap().unwrap(),
+            &want_dest[..]
+        );
+        let sk = service_key_attrs(&svc);
+        assert!(got.starts_with(&sk));
+        let inner = find_attr(&sk, uapi::RVS_CMD_ATTR_SERVICE).unwrap().unwrap();
+        let names: Vec<u16> = Attrs::new(inner).map(|a| a.unwrap().0).collect();
+        assert_eq!(names, vec![1, 2, 3, 4]);
+        assert_eq!(
+            find_attr(inner, uapi::RVS_SVC_ATTR_PROTOCOL).unwrap(),
+            Some(&ne16(17)[..])
+        );
+    }
+
+    fn stats_bytes() -> Vec<u8> {
+        [attr(1, &ne32(7)), attr(2, &ne32(70)), attr(99, b"future")].concat()
+    }
+
+    #[test]
+    fn parse_service_reply_with_unknown_attrs() {
+        let inner = [
+            key_bytes(),
+            attr(5, &ne32(0)),
+            attr(6, b"rr\0"),
+            attr(7, &[ne32(3), ne32(u32::MAX)].concat()),
+            attr(8, &ne32(360)),
+            attr(9, &[255, 255, 0, 0]),
+            attr(10 | NLA_F_NESTED, &stats_bytes()),
+            attr(200, b"something new"),
+        ]
+        .concat();
+        let msg = [attr(77, &[1, 2, 3]), attr(1 | NLA_F_NESTED, &inner)].concat();
+        let s = parse_service_reply(&msg).unwrap();
+        assert_eq!(s.key(), tcp_key());
+        assert_eq!(s.af, 2);
+        assert_eq!(s.scheduler, "rr");
+        assert!(s.is_persistent());
+        assert_eq!(s.flags, 3);
+        assert_eq!(s.timeout, 360);
+        assert_eq!(s.netmask.display(2), "255.255.0.0");
+        assert_eq!(s.stats.conns, 7);
+        assert_eq!(s.stats.inpkts, 70);
+    }
+
+    #[test]
+    fn parse_service_minimal_and_errors() {
+        let s = parse_service(&key_bytes()).unwrap();
+        assert_eq!(s.scheduler, "");
+        assert_eq!(s.netmask, Netmask(0xffff_ffff));
+        assert_eq!(s.timeout, 0);
+        // Missing AF.
+        let no_af = [attr(2, &ne16(6)), attr(3, &[0u8; 16])].concat();
+        assert!(parse_service(&no_af).is_err());
+        // Truncated attribute.
+        let mut bad = key_bytes();
+        bad.truncate(bad.len() - 3);
+        let e = parse_service(&bad).unwrap_err();
+        assert!(e.to_string().contains("malformed reply"), "{e}");
+        // Wrong payload size.
+        let bad_port = [attr(1, &ne16(2)), attr(3, &[0u8; 16]), attr(4, &[1])].concat();
+        assert!(parse_service(&bad_port).is_err());
+        // Reply without the nested service.
+        assert!(parse_service_reply(&attr(2, &[])).is_err());
+    }
+
+    #[test]
+    fn parse_dest_reply_v4_and_v6() {
+        let mut addr = [0u8; 16];
+        addr[..4].copy_from_slice(&[10, 0, 1, 1]);
+        let inner = [
+            attr(1, &addr),
+            attr(2, &80u16.to_be_bytes()),
+            attr(3, &ne32(3)),
+            attr(4, &ne32(5)),
+            attr(5, &ne32(0)),
+            attr(6, &ne32(0)),
+            attr(7, &ne32(12)),
+            attr(8, &ne32(34)),
+            attr(9, &ne32(1)),
+            attr(10 | NLA_F_NESTED, &stats_bytes()),
+            attr(11, &ne16(2)),
+            attr(250, &[0; 8]),
+        ]
+        .concat();
+        let d = parse_dest_reply(&attr(2 | NLA_F_NESTED, &inner), 2).unwrap();
+        assert_eq!(d.addr, "10.0.1.1".parse::<IpAddr>().unwrap());
+        assert_eq!(d.port, 80);
+        assert_eq!(d.forward, Forward::Route);
+        assert_eq!(d.weight, 5);
+        assert_eq!(d.active_conns, 12);
+        assert_eq!(d.inactive_conns, 34);
+        assert_eq!(d.persist_conns, 1);
+        assert_eq!(d.stats.conns, 7);
+
+        // IPv6 destination without ADDR_FAMILY: the service's family is used.
+        let v6: Ipv6Addr = "2001:db8::7".parse().unwrap();
+        let inner6 = [attr(1, &v6.octets()), attr(2, &443u16.to_be_bytes())].concat();
+        let d6 = parse_dest(&inner6, 10).unwrap();
+        assert_eq!(d6.addr, IpAddr::V6(v6));
+        assert_eq!(d6.forward, Forward::Masq);
+        assert_eq!(d6.weight, 0);
+
+        assert!(parse_dest(&attr(2, &80u16.to_be_bytes()), 2).is_err());
+        assert!(parse_dest_reply(&[], 2).is_err());
+    }
+
+    #[test]
+    fn parse_info_reply() {
+        let buf = [
+            attr(1, &ne32(0x010201)),
+            attr(2, &ne32(4096)),
+            attr(3, &[0; 4]),
+        ]
+        .concat();
+        let info = parse_info(&buf).unwrap();
+        assert_eq!(info.version_string(), "1.2.1");
+        assert_eq!(info.conn_tab_size, 4096);
+        assert!(parse_info(&attr(2, &ne32(1))).is_err());
+    }
+
+    #[test]
+    fn stats64_preferred_over_stats() {
+        let s64 = [attr(1, &99u64.to_ne_bytes())].concat();
+        let inner = [
+            key_bytes(),
+            attr(10 | NLA_F_NESTED, &stats_bytes()),
+            attr(12 | NLA_F_NESTED, &s64),
+        ]
+        .concat();
+        assert_eq!(parse_service(&inner).unwrap().stats.conns, 99);
+    }
+}

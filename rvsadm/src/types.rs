@@ -1,0 +1,297 @@
+//! Typed model shared by argument parsing, message building, reply parsing
+//! and output: services, real servers (destinations) and module info.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr};
+
+use crate::uapi::{self, linux};
+
+/// Transport protocol of a virtual service.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Protocol {
+    Tcp,
+    Udp,
+    /// A protocol number rvsadm does not know (shown as-is when listing).
+    Other(u16),
+}
+
+impl Protocol {
+    pub fn number(self) -> u16 {
+        match self {
+            Protocol::Tcp => linux::IPPROTO_TCP,
+            Protocol::Udp => linux::IPPROTO_UDP,
+            Protocol::Other(n) => n,
+        }
+    }
+
+    pub fn from_number(n: u16) -> Protocol {
+        match n {
+            linux::IPPROTO_TCP => Protocol::Tcp,
+            linux::IPPROTO_UDP => Protocol::Udp,
+            n => Protocol::Other(n),
+        }
+    }
+
+    /// Upper-case name as in ipvsadm's listing ("TCP", "UDP").
+    pub fn label(self) -> String {
+        match self {
+            Protocol::Tcp => "TCP".to_string(),
+            Protocol::Udp => "UDP".to_string(),
+            Protocol::Other(n) => format!("P{n}"),
+        }
+    }
+
+    /// Lower-case name for JSON ("tcp", "udp").
+    pub fn json_name(self) -> String {
+        self.label().to_ascii_lowercase()
+    }
+}
+
+/// Packet-forwarding method of a real server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Forward {
+    /// NAT (`-m`).
+    Masq,
+    /// Local node (the kernel reports this for a real server on the director).
+    Local,
+    /// IP-in-IP tunnel (`-i`).
+    Tunnel,
+    /// Direct routing (`-g`, the default).
+    Route,
+    Bypass,
+    Other(u32),
+}
+
+impl Forward {
+    pub fn code(self) -> u32 {
+        match self {
+            Forward::Masq => uapi::RVS_CONN_F_MASQ,
+            Forward::Local => uapi::RVS_CONN_F_LOCALNODE,
+            Forward::Tunnel => uapi::RVS_CONN_F_TUNNEL,
+            Forward::Route => uapi::RVS_CONN_F_DROUTE,
+            Forward::Bypass => uapi::RVS_CONN_F_BYPASS,
+            Forward::Other(n) => n,
+        }
+    }
+
+    pub fn from_code(code: u32) -> Forward {
+        match code & uapi::RVS_CONN_F_FWD_MASK {
+            uapi::RVS_CONN_F_MASQ => Forward::Masq,
+            uapi::RVS_CONN_F_LOCALNODE => Forward::Local,
+            uapi::RVS_CONN_F_TUNNEL => Forward::Tunnel,
+            uapi::RVS_CONN_F_DROUTE => Forward::Route,
+            uapi::RVS_CONN_F_BYPASS => Forward::Bypass,
+            n => Forward::Other(n),
+        }
+    }
+
+    /// Name in ipvsadm's listing ("Masq", "Local", "Tunnel", "Route").
+    pub fn label(self) -> &'static str {
+        match self {
+            Forward::Masq => "Masq",
+            Forward::Local => "Local",
+            Forward::Tunnel => "Tunnel",
+            Forward::Route => "Route",
+            Forward::Bypass => "Bypass",
+            Forward::Other(_) => "Unknown",
+        }
+    }
+}
+
+/// Address family number (AF_INET / AF_INET6) of an address.
+pub fn af_of(addr: &IpAddr) -> u16 {
+    match addr {
+        IpAddr::V4(_) => linux::AF_INET,
+        IpAddr::V6(_) => linux::AF_INET6,
+    }
+}
+
+/// Formats `addr:port`, with brackets around IPv6 addresses.
+pub fn fmt_addr_port(addr: &IpAddr, port: u16) -> String {
+    match addr {
+        IpAddr::V4(a) => format!("{a}:{port}"),
+        IpAddr::V6(a) => format!("[{a}]:{port}"),
+    }
+}
+
+/// What identifies a virtual service: protocol, address and port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServiceKey {
+    pub protocol: Protocol,
+    pub addr: IpAddr,
+    pub port: u16,
+}
+
+impl ServiceKey {
+    pub fn af(&self) -> u16 {
+        af_of(&self.addr)
+    }
+}
+
+impl fmt::Display for ServiceKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {}",
+            self.protocol.label(),
+            fmt_addr_port(&self.addr, self.port)
+        )
+    }
+}
+
+/// Persistence netmask as sent on the wire (`RVS_SVC_ATTR_NETMASK`).
+///
+/// For IPv4 the u32 holds the mask in network byte order (its in-memory
+/// bytes are the dotted-quad octets), like ipvsadm sends it; for IPv6 it is
+/// a prefix length (1..=128).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Netmask(pub u32);
+
+impl Netmask {
+    pub fn from_ipv4(mask: Ipv4Addr) -> Netmask {
+        Netmask(u32::from_ne_bytes(mask.octets()))
+    }
+
+    /// The default mask for a family: 255.255.255.255 or /128.
+    pub fn default_for(addr: &IpAddr) -> Netmask {
+        match addr {
+            IpAddr::V4(_) => Netmask(0xffff_ffff),
+            IpAddr::V6(_) => Netmask(128),
+        }
+    }
+
+    pub fn is_default_for(self, af: u16) -> bool {
+        if af == linux::AF_INET6 {
+            self.0 == 128
+        } else {
+            self.0 == 0xffff_ffff
+        }
+    }
+
+    /// Human form: dotted quad for IPv4, prefix length for IPv6.
+    pub fn display(self, af: u16) -> String {
+        if af == linux::AF_INET6 {
+            self.0.to_string()
+        } else {
+            Ipv4Addr::from(self.0.to_ne_bytes()).to_string()
+        }
+    }
+}
+
+/// Default persistence timeout in seconds for `-p` without a value.
+pub const DEFAULT_PERSISTENT_TIMEOUT: u32 = 300;
+/// Default scheduler, as in ipvsadm.
+pub const DEFAULT_SCHEDULER: &str = "wlc";
+
+/// Everything `-A`/`-E` set on a virtual service.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServiceSpec {
+    pub key: ServiceKey,
+    pub scheduler: String,
+    /// Persistence timeout in seconds; `None` when not persistent.
+    pub persistent: Option<u32>,
+    pub netmask: Netmask,
+}
+
+impl ServiceSpec {
+    pub fn flags(&self) -> u32 {
+        if self.persistent.is_some() {
+            uapi::RVS_SVC_F_PERSISTENT
+        } else {
+            0
+        }
+    }
+}
+
+/// What identifies a real server within a service.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DestKey {
+    pub addr: IpAddr,
+    pub port: u16,
+}
+
+/// Everything `-a`/`-e` set on a real server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DestSpec {
+    pub key: DestKey,
+    pub forward: Forward,
+    pub weight: u32,
+    pub upper_threshold: u32,
+    pub lower_threshold: u32,
+}
+
+/// A virtual service as reported by the module.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Service {
+    pub af: u16,
+    pub protocol: Protocol,
+    pub addr: IpAddr,
+    pub port: u16,
+    pub fwmark: u32,
+    pub scheduler: String,
+    pub flags: u32,
+    pub timeout: u32,
+    pub netmask: Netmask,
+    pub pe_name: String,
+    pub stats: Stats,
+}
+
+impl Service {
+    pub fn key(&self) -> ServiceKey {
+        ServiceKey {
+            protocol: self.protocol,
+            addr: self.addr,
+            port: self.port,
+        }
+    }
+
+    pub fn is_persistent(&self) -> bool {
+        self.flags & uapi::RVS_SVC_F_PERSISTENT != 0
+    }
+}
+
+/// A real server as reported by the module.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dest {
+    pub af: u16,
+    pub addr: IpAddr,
+    pub port: u16,
+    pub forward: Forward,
+    pub weight: u32,
+    pub upper_threshold: u32,
+    pub lower_threshold: u32,
+    pub active_conns: u32,
+    pub inactive_conns: u32,
+    pub persist_conns: u32,
+    pub stats: Stats,
+}
+
+/// Traffic counters (`*_ATTR_STATS` / `*_ATTR_STATS64`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub conns: u64,
+    pub inpkts: u64,
+    pub outpkts: u64,
+    pub inbytes: u64,
+    pub outbytes: u64,
+}
+
+/// GET_INFO reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Info {
+    /// Version code, e.g. 0x010201 for 1.2.1.
+    pub version: u32,
+    pub conn_tab_size: u32,
+}
+
+impl Info {
+    /// "X.Y.Z" from the version code.
+    pub fn version_string(&self) -> String {
+        format!(
+            "{}.{}.{}",
+            (self.version >> 16) & 0xff,
+            (self.version >> 8) & 0xff,
+            self.version & 0xff
+        )
+    }
+}

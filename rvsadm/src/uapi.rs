@@ -1,0 +1,141 @@
+//! Numbers of the rvs generic netlink protocol.
+//!
+//! Mirrors `rvs/uapi/rvs.h`, the single source of these numbers; the names
+//! are the header's. `tests/uapi.rs` parses the header and checks every
+//! constant defined here (and every constant of the header) against it.
+
+/// Generic netlink family name.
+pub const RVS_GENL_NAME: &str = "RVS";
+
+macro_rules! uapi_consts {
+    ($( $(#[$m:meta])* $name:ident : $ty:ty = $val:expr; )*) => {
+        $( $(#[$m])* pub const $name: $ty = $val; )*
+
+        /// Every numeric constant of this module with its name, for the
+        /// consistency test against the C header.
+        pub const ALL: &[(&str, u64)] = &[ $( (stringify!($name), $name as u64), )* ];
+    };
+}
+
+uapi_consts! {
+    /// Generic netlink family version.
+    RVS_GENL_VERSION: u8 = 0x1;
+    /// Version reported by GET_INFO (1.2.1, like IPVS).
+    RVS_VERSION_CODE: u32 = 0x010201;
+
+    RVS_SCHEDNAME_MAXLEN: usize = 16;
+    RVS_PENAME_MAXLEN: usize = 16;
+
+    // Service flags.
+    RVS_SVC_F_PERSISTENT: u32 = 0x0001;
+    RVS_SVC_F_HASHED: u32 = 0x0002;
+    RVS_SVC_F_ONEPACKET: u32 = 0x0004;
+
+    // Forwarding methods.
+    RVS_CONN_F_FWD_MASK: u32 = 0x0007;
+    RVS_CONN_F_MASQ: u32 = 0x0000;
+    RVS_CONN_F_LOCALNODE: u32 = 0x0001;
+    RVS_CONN_F_TUNNEL: u32 = 0x0002;
+    RVS_CONN_F_DROUTE: u32 = 0x0003;
+    RVS_CONN_F_BYPASS: u32 = 0x0004;
+
+    RVS_DEST_WEIGHT_MAX: u32 = 65535;
+
+    // enum rvs_cmd
+    RVS_CMD_UNSPEC: u8 = 0;
+    RVS_CMD_NEW_SERVICE: u8 = 1;
+    RVS_CMD_SET_SERVICE: u8 = 2;
+    RVS_CMD_DEL_SERVICE: u8 = 3;
+    RVS_CMD_GET_SERVICE: u8 = 4;
+    RVS_CMD_NEW_DEST: u8 = 5;
+    RVS_CMD_SET_DEST: u8 = 6;
+    RVS_CMD_DEL_DEST: u8 = 7;
+    RVS_CMD_GET_DEST: u8 = 8;
+    RVS_CMD_NEW_DAEMON: u8 = 9;
+    RVS_CMD_DEL_DAEMON: u8 = 10;
+    RVS_CMD_GET_DAEMON: u8 = 11;
+    RVS_CMD_SET_CONFIG: u8 = 12;
+    RVS_CMD_GET_CONFIG: u8 = 13;
+    RVS_CMD_SET_INFO: u8 = 14;
+    RVS_CMD_GET_INFO: u8 = 15;
+    RVS_CMD_ZERO: u8 = 16;
+    RVS_CMD_FLUSH: u8 = 17;
+    RVS_CMD_MAX: u8 = 17;
+
+    // enum rvs_attr (top level)
+    RVS_CMD_ATTR_UNSPEC: u16 = 0;
+    RVS_CMD_ATTR_SERVICE: u16 = 1;
+    RVS_CMD_ATTR_DEST: u16 = 2;
+    RVS_CMD_ATTR_DAEMON: u16 = 3;
+    RVS_CMD_ATTR_TIMEOUT_TCP: u16 = 4;
+    RVS_CMD_ATTR_TIMEOUT_TCP_FIN: u16 = 5;
+    RVS_CMD_ATTR_TIMEOUT_UDP: u16 = 6;
+    RVS_CMD_ATTR_MAX: u16 = 6;
+
+    // enum rvs_svc_attr
+    RVS_SVC_ATTR_UNSPEC: u16 = 0;
+    RVS_SVC_ATTR_AF: u16 = 1;
+    RVS_SVC_ATTR_PROTOCOL: u16 = 2;
+    RVS_SVC_ATTR_ADDR: u16 = 3;
+    RVS_SVC_ATTR_PORT: u16 = 4;
+    RVS_SVC_ATTR_FWMARK: u16 = 5;
+    RVS_SVC_ATTR_SCHED_NAME: u16 = 6;
+    RVS_SVC_ATTR_FLAGS: u16 = 7;
+    RVS_SVC_ATTR_TIMEOUT: u16 = 8;
+    RVS_SVC_ATTR_NETMASK: u16 = 9;
+    RVS_SVC_ATTR_STATS: u16 = 10;
+    RVS_SVC_ATTR_PE_NAME: u16 = 11;
+    RVS_SVC_ATTR_STATS64: u16 = 12;
+    RVS_SVC_ATTR_MAX: u16 = 12;
+
+    // enum rvs_dest_attr
+    RVS_DEST_ATTR_UNSPEC: u16 = 0;
+    RVS_DEST_ATTR_ADDR: u16 = 1;
+    RVS_DEST_ATTR_PORT: u16 = 2;
+    RVS_DEST_ATTR_FWD_METHOD: u16 = 3;
+    RVS_DEST_ATTR_WEIGHT: u16 = 4;
+    RVS_DEST_ATTR_U_THRESH: u16 = 5;
+    RVS_DEST_ATTR_L_THRESH: u16 = 6;
+    RVS_DEST_ATTR_ACTIVE_CONNS: u16 = 7;
+    RVS_DEST_ATTR_INACT_CONNS: u16 = 8;
+    RVS_DEST_ATTR_PERSIST_CONNS: u16 = 9;
+    RVS_DEST_ATTR_STATS: u16 = 10;
+    RVS_DEST_ATTR_ADDR_FAMILY: u16 = 11;
+    RVS_DEST_ATTR_STATS64: u16 = 12;
+    RVS_DEST_ATTR_TUN_TYPE: u16 = 13;
+    RVS_DEST_ATTR_TUN_PORT: u16 = 14;
+    RVS_DEST_ATTR_TUN_FLAGS: u16 = 15;
+    RVS_DEST_ATTR_MAX: u16 = 15;
+
+    // enum rvs_stats_attr
+    RVS_STATS_ATTR_UNSPEC: u16 = 0;
+    RVS_STATS_ATTR_CONNS: u16 = 1;
+    RVS_STATS_ATTR_INPKTS: u16 = 2;
+    RVS_STATS_ATTR_OUTPKTS: u16 = 3;
+    RVS_STATS_ATTR_INBYTES: u16 = 4;
+    RVS_STATS_ATTR_OUTBYTES: u16 = 5;
+    RVS_STATS_ATTR_CPS: u16 = 6;
+    RVS_STATS_ATTR_INPPS: u16 = 7;
+    RVS_STATS_ATTR_OUTPPS: u16 = 8;
+    RVS_STATS_ATTR_INBPS: u16 = 9;
+    RVS_STATS_ATTR_OUTBPS: u16 = 10;
+    RVS_STATS_ATTR_PAD: u16 = 11;
+    RVS_STATS_ATTR_MAX: u16 = 11;
+
+    // enum rvs_info_attr
+    RVS_INFO_ATTR_UNSPEC: u16 = 0;
+    RVS_INFO_ATTR_VERSION: u16 = 1;
+    RVS_INFO_ATTR_CONN_TAB_SIZE: u16 = 2;
+    RVS_INFO_ATTR_MAX: u16 = 2;
+}
+
+/// Size in bytes of `struct rvs_flags { __u32 flags; __u32 mask; }`.
+pub const RVS_FLAGS_SIZE: usize = 8;
+
+/// Address families and protocols (Linux ABI values, not from rvs.h).
+pub mod linux {
+    pub const AF_INET: u16 = 2;
+    pub const AF_INET6: u16 = 10;
+    pub const IPPROTO_TCP: u16 = 6;
+    pub const IPPROTO_UDP: u16 = 17;
+}

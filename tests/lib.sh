@@ -1,0 +1,354 @@
+# Shared helpers for rvs's VM tests (sourced). Tests run as root inside the
+# guest started by qemu/run, with rvs.ko loaded and rvsadm on PATH.
+#
+# Conventions (kselftest): exit 0 pass, 1 fail, 4 skip; say why on stderr.
+
+set -u
+KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
+RVS_ROOT=${RVS_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+TEST_NAME=$(basename "$0" .sh)
+NS_PREFIX="rvs-${TEST_NAME%%-*}-$$"
+_created_ns=()
+
+log() { printf '# %s\n' "$*" >&2; }
+fail() { printf '# FAIL: %s\n' "$*" >&2; exit $KSFT_FAIL; }
+skip() { printf '# SKIP: %s\n' "$*" >&2; exit $KSFT_SKIP; }
+pass() { [ $# -gt 0 ] && printf '# %s\n' "$*" >&2; exit $KSFT_PASS; }
+
+# Asserts "$1" == "$2" with a message.
+assert_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
+
+# Creates a namespace removed when the test exits; prints its name.
+mkns() {
+  local ns="$NS_PREFIX-$1"
+  ip netns add "$ns" || fail "ip netns add $ns"
+  _created_ns+=("$ns")
+  ip -n "$ns" link set lo up
+  echo "$ns"
+}
+
+cleanup_ns() {
+  local ns
+  for ns in "${_created_ns[@]}"; do ip netns del "$ns" 2>/dev/null; done
+  _created_ns=()
+}
+trap cleanup_ns EXIT
+
+# Is rvs.ko loaded?
+rvs_loaded() { grep -q '^rvs ' /proc/modules; }
+
+# Kernel memory in use by slabs and module text, in kB (for leak checks).
+kmem_kb() {
+  awk '/^(Slab|VmallocUsed|KernelStack|PageTables):/ {s += $2} END {print s}' /proc/meminfo
+}
+
+# Drops reclaimable caches and waits out RCU so leak checks compare like
+# with like.
+settle_memory() {
+  sync
+  echo 3 > /proc/sys/vm/drop_caches
+  sleep 1
+}
+
+# ---------------------------------------------------------------------------
+# Traffic-test helpers (20-*, 3*-*, demo.sh).
+#
+# Every traffic test is parametric on the admin tool and engine:
+#   RVS_ADM=rvsadm  (default) rvsadm and rvs.ko
+#   RVS_ADM=ipvsadm            ipvsadm and the kernel's own IPVS (ip_vs.ko),
+#                              the reference the tests are validated against.
+# All traffic stays inside namespaces the test creates (see topo_* below).
+
+ADM=${RVS_ADM:-rvsadm}
+_bg_pids=()
+_exit_hooks=()
+
+# Runs "$@" (eval'd) when the test exits, before namespaces are deleted.
+at_exit() { _exit_hooks+=("$*"); }
+
+# Remembers a background process of the test shell for killing at exit.
+bg_track() { _bg_pids+=("$1"); }
+
+# Kills every process still running inside the test's namespaces (servers,
+# socat children), then the tracked background jobs.
+kill_ns_procs() {
+  local ns pids p
+  for p in "${_bg_pids[@]}"; do kill "$p" 2>/dev/null; done
+  for ns in "${_created_ns[@]}"; do
+    pids=$(ip netns pids "$ns" 2>/dev/null)
+    [ -n "$pids" ] && kill $pids 2>/dev/null
+  done
+  sleep 0.2
+  for ns in "${_created_ns[@]}"; do
+    pids=$(ip netns pids "$ns" 2>/dev/null)
+    [ -n "$pids" ] && kill -9 $pids 2>/dev/null
+  done
+  for p in "${_bg_pids[@]}"; do wait "$p" 2>/dev/null; done
+  _bg_pids=()
+}
+
+_lib_exit() {
+  local rc=$? h
+  for h in "${_exit_hooks[@]}"; do eval "$h"; done
+  kill_ns_procs
+  cleanup_ns
+  [ -n "${TEST_TMP:-}" ] && rm -rf "$TEST_TMP"
+  exit $rc
+}
+trap _lib_exit EXIT
+
+# newns VAR TAG: creates namespace $NS_PREFIX-TAG (deleted at exit) and
+# stores its name in VAR. (mkns in $(...) would register the namespace in
+# a subshell, so it would never be deleted.)
+newns() {
+  mkns "$2" >/dev/null || exit $KSFT_FAIL
+  printf -v "$1" '%s' "$NS_PREFIX-$2"
+}
+
+# A writable per-test directory ($TEST_TMP), removed at exit.
+mk_test_tmp() {
+  local base
+  for base in "${TMPDIR:-/tmp}" "${RVS_SCRATCH:-}"; do
+    [ -n "$base" ] && [ -d "$base" ] && [ -w "$base" ] || continue
+    TEST_TMP=$(mktemp -d "$base/rvs-$TEST_NAME.XXXXXX" 2>/dev/null) && return 0
+  done
+  fail "no writable temporary directory (tried ${TMPDIR:-/tmp} and \$RVS_SCRATCH)"
+}
+
+# adm_init [SCHEDULER...]: makes sure the engine behind $ADM is ready.
+# For ipvsadm this loads ip_vs and the named scheduler modules.
+adm_init() {
+  local s
+  case "$ADM" in
+    ipvsadm)
+      command -v ipvsadm >/dev/null || skip "ipvsadm not installed"
+      modprobe ip_vs 2>/dev/null || skip "cannot load ip_vs"
+      for s in "$@"; do modprobe "ip_vs_$s" 2>/dev/null || skip "cannot load ip_vs_$s"; done
+      ;;
+    rvsadm)
+      command -v rvsadm >/dev/null || fail "rvsadm not on PATH"
+      rvs_loaded || fail "rvs.ko is not loaded"
+      ;;
+    *) fail "RVS_ADM must be rvsadm or ipvsadm, not '$ADM'" ;;
+  esac
+  log "engine: $ADM"
+}
+
+# Skips tests that exercise rvs itself, not the ipvsadm-compatible surface.
+rvs_only() { [ "$ADM" = rvsadm ] || skip "rvs-only test (RVS_ADM=$ADM)"; }
+
+# adm NS ARGS...: runs the admin tool in namespace NS (output untouched).
+adm() { local ns=$1; shift; ip netns exec "$ns" "$ADM" "$@"; }
+
+# adm_ok NS ARGS...: runs and logs the admin command; fails the test if it fails.
+adm_ok() {
+  local ns=$1 out; shift
+  log "[${ns#$NS_PREFIX-}] $ADM $*"
+  out=$(ip netns exec "$ns" "$ADM" "$@" 2>&1) || fail "$ADM $* (in ${ns#$NS_PREFIX-}) failed: $out"
+  [ -z "$out" ] || printf '%s\n' "$out" | sed 's/^/#   /' >&2
+}
+
+# nsysctl NS KEY=VALUE...: sets sysctls inside NS.
+nsysctl() {
+  local ns=$1 kv; shift
+  for kv in "$@"; do
+    ip netns exec "$ns" sysctl -qw "$kv" || fail "sysctl $kv in ${ns#$NS_PREFIX-}"
+  done
+}
+
+# vethns NS_A IF_A NS_B IF_B: a veth pair between two namespaces, both up.
+vethns() {
+  ip link add "$2" netns "$1" type veth peer name "$4" netns "$3" || fail "veth $2/$4"
+  ip -n "$1" link set "$2" up
+  ip -n "$3" link set "$4" up
+}
+
+# wait_listen NS tcp|udp PORT: waits (up to 10 s) until a socket in NS
+# listens on PORT (read from /proc/net/*, so no ss needed).
+wait_listen() {
+  local ns=$1 proto=$2 port i hex
+  hex=$(printf '%04X' "$3")
+  for i in $(seq 1 100); do
+    if ip netns exec "$ns" cat "/proc/net/$proto" "/proc/net/${proto}6" 2>/dev/null |
+        awk -v p=":$hex" -v proto="$proto" \
+          '$2 ~ p"$" && (proto == "udp" || $4 == "0A") {f=1} END {exit !f}'; then
+      return 0
+    fi
+    sleep 0.1
+  done
+  fail "nothing listens on $proto port $3 in ${ns#$NS_PREFIX-}"
+}
+
+# serve_name NS tcp|udp PORT NAME: a server in NS answering every TCP
+# connection / UDP datagram with "NAME\n".
+serve_name() {
+  local ns=$1 proto=$2 port=$3 name=$4
+  case "$proto" in
+    tcp) ip netns exec "$ns" socat "TCP4-LISTEN:$port,fork,reuseaddr" "SYSTEM:echo $name" </dev/null >/dev/null 2>&1 & ;;
+    udp) ip netns exec "$ns" socat "UDP4-RECVFROM:$port,fork" "SYSTEM:echo $name" </dev/null >/dev/null 2>&1 & ;;
+  esac
+  bg_track $!
+  wait_listen "$ns" "$proto" "$port"
+}
+
+# serve_sink NS PORT OUTFILE: accepts one TCP connection in NS and writes
+# what it receives to OUTFILE; its pid is in SINK_PID (see sink_wait).
+serve_sink() {
+  ip netns exec "$1" timeout 30 socat -u "TCP4-LISTEN:$2,reuseaddr" "OPEN:$3,creat,trunc" </dev/null 2>/dev/null &
+  SINK_PID=$!
+  bg_track $SINK_PID
+  wait_listen "$1" tcp "$2"
+}
+
+# sink_wait: waits (up to 15 s) for the sink to finish; fails if it does not.
+sink_wait() {
+  local i
+  for i in $(seq 1 150); do
+    kill -0 "$SINK_PID" 2>/dev/null || { wait "$SINK_PID" 2>/dev/null; return 0; }
+    sleep 0.1
+  done
+  fail "the real server's sink did not see the connection end"
+}
+
+# send_file NS FILE ADDR PORT: sends FILE over TCP from NS (10 s limit).
+send_file() {
+  timeout 10 ip netns exec "$1" socat -u "OPEN:$2" "TCP4:$3:$4,connect-timeout=5" 2>&1
+}
+
+# check_transfer CLIENT_NS SERVER_NS VIP VPORT RPORT BYTES LABEL: sends
+# BYTES random bytes from the client to VIP:VPORT, a sink on the real
+# server's RPORT receives them; the bytes must arrive intact.
+check_transfer() {
+  local cl=$1 rs=$2 vip=$3 vport=$4 rport=$5 bytes=$6 label=$7 out
+  [ -n "${TEST_TMP:-}" ] || mk_test_tmp
+  head -c "$bytes" /dev/urandom >"$TEST_TMP/in" || fail "cannot write $TEST_TMP/in"
+  rm -f "$TEST_TMP/out"
+  serve_sink "$rs" "$rport" "$TEST_TMP/out"
+  out=$(send_file "$cl" "$TEST_TMP/in" "$vip" "$vport") ||
+    fail "$label: client could not send $bytes bytes to $vip:$vport: $out"
+  sink_wait
+  [ -f "$TEST_TMP/out" ] || fail "$label: nothing reached the real server"
+  cmp -s "$TEST_TMP/in" "$TEST_TMP/out" ||
+    fail "$label: data corrupted: sent $bytes bytes, received $(stat -c %s "$TEST_TMP/out")"
+  log "$label: $bytes bytes to $vip:$vport arrived intact on port $rport"
+}
+
+# lb_names NS tcp|udp ADDR PORT N [SRC_PORT_BASE]: makes N sequential
+# connections (TCP) or request datagrams (UDP, each from its own source
+# port SRC_PORT_BASE+i, default 20000+i, so each is a new flow) and prints
+# one line per attempt: the server's answer, or ERR:<reason>. Gives up
+# (printing ERR:skipped) after 3 consecutive timeouts.
+lb_names() {
+  local ns=$1 proto=$2 addr=$3 port=$4 n=$5 sbase=${6:-20000}
+  timeout $((n * 4 + 20)) ip netns exec "$ns" python3 -c '
+import socket, sys
+proto, addr, port, n, sbase = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+timeouts = 0
+for i in range(n):
+    if timeouts >= 3:
+        print("ERR:skipped"); continue
+    s = None
+    try:
+        if proto == "tcp":
+            s = socket.create_connection((addr, port), timeout=3)
+            data = b""
+            while True:
+                d = s.recv(256)
+                if not d: break
+                data += d
+        else:
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.settimeout(3)
+            s.bind(("0.0.0.0", sbase + i))
+            s.connect((addr, port))
+            s.send(b"who\n")
+            data = s.recv(256)
+        print(data.decode(errors="replace").strip() or "ERR:empty")
+        timeouts = 0
+    except socket.timeout:
+        print("ERR:timeout"); timeouts += 1
+    except OSError as e:
+        print("ERR:" + (type(e).__name__ if type(e) is not OSError else "errno%d" % (e.errno or 0)))
+    finally:
+        if s: s.close()
+    sys.stdout.flush()
+' "$proto" "$addr" "$port" "$n" "$sbase"
+}
+
+# count_names: reads lb_names output, prints "name:count ..." sorted by name.
+count_names() { sort | uniq -c | awk '{printf "%s%s:%d", sep, $2, $1; sep=" "} END {print ""}'; }
+
+# expect_balance NS tcp|udp ADDR PORT N "EXPECTED" LABEL [SRC_PORT_BASE]:
+# N requests must be answered exactly as EXPECTED ("rs1:10 rs2:10 ...").
+expect_balance() {
+  local got
+  got=$(lb_names "$1" "$2" "$3" "$4" "$5" "${8:-20000}" | count_names)
+  log "$7: $5 $2 requests to $3:$4 -> $got"
+  assert_eq "$got" "$6" "$7"
+}
+
+# topo_nat TAG N: the NAT topology (like the kernel's ipvs.sh):
+#
+#   client ns "TAG-cl"        director ns "TAG-lb"              N real servers "TAG-rsI"
+#   c0 10.0.0.2/24 ---------- d0 10.0.0.1/24
+#   default via 10.0.0.1      lo: VIP 10.0.100.1/32
+#                             br0 10.0.1.254/24 -+- lbrI ------- r0 10.0.1.I/24
+#                             ip_forward=1                       default via 10.0.1.254
+#
+# Sets CL, LB, RS (array, RS[1]..RS[N]), VIP, CIP, RIP (array).
+topo_nat() {
+  local tag=$1 n=$2 i
+  newns CL "$tag-cl"; newns LB "$tag-lb"
+  VIP=10.0.100.1 CIP=10.0.0.2
+  RS=("") RIP=("")
+  vethns "$CL" c0 "$LB" d0
+  ip -n "$CL" addr add $CIP/24 dev c0
+  ip -n "$CL" route add default via 10.0.0.1
+  ip -n "$LB" addr add 10.0.0.1/24 dev d0
+  ip -n "$LB" addr add $VIP/32 dev lo
+  ip -n "$LB" link add br0 type bridge
+  ip -n "$LB" link set br0 up
+  ip -n "$LB" addr add 10.0.1.254/24 dev br0
+  nsysctl "$LB" net.ipv4.ip_forward=1
+  for i in $(seq 1 "$n"); do
+    newns RS[$i] "$tag-rs$i"
+    RIP[$i]=10.0.1.$i
+    vethns "$LB" "lbr$i" "${RS[$i]}" r0
+    ip -n "$LB" link set "lbr$i" master br0
+    ip -n "${RS[$i]}" addr add "${RIP[$i]}/24" dev r0
+    ip -n "${RS[$i]}" route add default via 10.0.1.254
+  done
+  # No DAD delays or stray IPv6 traffic; ARP settles on first use.
+}
+
+# topo_direct TAG: the DR/TUN topology of the kernel's ipvs.sh, one real server:
+#
+#   switch ns "TAG-sw" with bridge br0 joining:
+#     client  "TAG-cl"  c0 10.0.0.2/24, route to VIP via 10.0.0.1
+#     director "TAG-lb" d0 10.0.0.1/24, lo: VIP 10.0.100.1/32
+#     real server "TAG-rs1" f0 10.0.0.3/24 (its replies go straight to the client)
+#   director d1 172.16.0.1/24 ------ real server r0 172.16.0.2/24 (RIP)
+#
+# Sets CL, LB, SW, RS[1], VIP, CIP, RIP[1]. The VIP is not yet on the real
+# server: the DR and TUN tests put it on lo or tunl0 themselves.
+topo_direct() {
+  local tag=$1 p
+  newns SW "$tag-sw"; newns CL "$tag-cl"; newns LB "$tag-lb"
+  RS=("") RIP=("")
+  newns RS[1] "$tag-rs1"
+  VIP=10.0.100.1 CIP=10.0.0.2 RIP[1]=172.16.0.2
+  ip -n "$SW" link add br0 type bridge
+  ip -n "$SW" link set br0 up
+  vethns "$SW" swc "$CL" c0
+  vethns "$SW" swl "$LB" d0
+  vethns "$SW" sws "${RS[1]}" f0
+  for p in swc swl sws; do ip -n "$SW" link set "$p" master br0; done
+  ip -n "$CL" addr add $CIP/24 dev c0
+  ip -n "$CL" route add $VIP/32 via 10.0.0.1
+  ip -n "$LB" addr add 10.0.0.1/24 dev d0
+  ip -n "$LB" addr add $VIP/32 dev lo
+  ip -n "${RS[1]}" addr add 10.0.0.3/24 dev f0
+  vethns "$LB" d1 "${RS[1]}" r0
+  ip -n "$LB" addr add 172.16.0.1/24 dev d1
+  ip -n "${RS[1]}" addr add "${RIP[1]}/24" dev r0
+}

@@ -1,0 +1,12 @@
+#!/bin/bash
+# The family answers in a second network namespace, and namespaces created
+# after the module loaded get their state too.
+. "$(dirname "$0")/../lib.sh"
+
+ns=$(mkns a)
+ip netns exec "$ns" genl ctrl get name RVS >/dev/null 2>&1 || fail "family RVS not visible in $ns"
+if command -v rvsadm >/dev/null; then
+  out=$(ip netns exec "$ns" rvsadm -L -n 2>&1) || fail "rvsadm -Ln in $ns: $out"
+  echo "$out" | grep -q '^IP Virtual Server version' || fail "unexpected listing in $ns: $out"
+fi
+pass "family answers in $ns"

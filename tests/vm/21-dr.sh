@@ -1,0 +1,34 @@
+#!/bin/bash
+# DR (gatewaying, -g): the director forwards the unchanged packet to the
+# real server's MAC; the real server holds the VIP on lo (arp_ignore=1,
+# arp_announce=2) and answers the client directly, not via the director.
+# Topology as in the kernel's selftest ipvs.sh (see topo_direct in lib.sh).
+. "$(dirname "$0")/../lib.sh"
+
+adm_init rr
+mk_test_tmp
+topo_direct dr
+rs=${RS[1]}
+
+# Real server: VIP on lo, never answer ARP for it, no reverse-path check
+# (requests arrive on r0, replies leave via f0).
+nsysctl "$rs" net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2 \
+  net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
+  net.ipv4.conf.r0.rp_filter=0 net.ipv4.conf.f0.rp_filter=0
+ip -n "$rs" addr add $VIP/32 dev lo
+
+adm_ok "$LB" -A -t $VIP:8080 -s rr
+adm_ok "$LB" -a -t $VIP:8080 -r ${RIP[1]}:8080 -g -w 1
+check_transfer "$CL" "$rs" $VIP 8080 8080 32 "DR"
+check_transfer "$CL" "$rs" $VIP 8080 8080 102400 "DR"
+
+# Replies bypass the director: during a transfer the real server transmits
+# its ACKs on f0 (towards the client), the director sends nothing on d0.
+stat() { ip netns exec "$1" cat "/sys/class/net/$2/statistics/tx_packets"; }
+lb0=$(stat "$LB" d0) rs0=$(stat "$rs" f0)
+check_transfer "$CL" "$rs" $VIP 8080 8080 102400 "DR (direct return)"
+lb_tx=$(( $(stat "$LB" d0) - lb0 )) rs_tx=$(( $(stat "$rs" f0) - rs0 ))
+log "packets sent towards the client: director d0 $lb_tx, real server f0 $rs_tx"
+[ "$rs_tx" -ge 10 ] || fail "the real server sent only $rs_tx packets on its direct link"
+[ "$lb_tx" -le 3 ] || fail "the director sent $lb_tx packets towards the client: replies not direct"
+pass "DR forwarding intact, replies direct"

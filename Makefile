@@ -44,11 +44,16 @@ fmt:
 	cd rvsadm && cargo fmt
 	cd rvs/core && cargo fmt
 
+# README's main job: everything from a fresh machine to balanced traffic.
 demo:
-	tests/demo.sh
+	@qemu/install-deps
+	@qemu/build-kernel >/dev/null
+	@$(MAKE) -s module rvsadm
+	@qemu/run --no-build -- tests/demo.sh
 
+# README's test command: host unit tests, then every VM test in one boot.
 test:
-	tests/run-all
+	@tests/run-all
 
 clean:
 	-$(KMAKE) clean

@@ -245,9 +245,13 @@ void rvs_icmp_send_frag_needed(struct sk_buff *skb, u32 mtu)
 
 /* routing and output */
 
-struct rtable *rvs_route_output(struct net *net, __be32 daddr, __be32 *saddr)
+struct rtable *rvs_route_output(struct net *net, __be32 daddr, bool known_nh,
+				__be32 *saddr)
 {
-	struct flowi4 fl4 = { .daddr = daddr };
+	struct flowi4 fl4 = {
+		.daddr = daddr,
+		.flowi4_flags = known_nh ? FLOWI_FLAG_KNOWN_NH : 0,
+	};
 	struct rtable *rt = ip_route_output_key(net, &fl4);
 
 	if (IS_ERR(rt))
@@ -281,4 +285,16 @@ int rvs_nf_local_out(struct net *net, struct sk_buff *skb)
 {
 	return NF_HOOK(NFPROTO_IPV4, NF_INET_LOCAL_OUT, net, NULL, skb, NULL,
 		       skb_dst(skb)->dev, dst_output);
+}
+
+bool rvs_skb_csum_partial(const struct sk_buff *skb)
+{
+	return skb->ip_summed == CHECKSUM_PARTIAL;
+}
+
+void rvs_ipip_finish(struct net *net, struct sk_buff *skb)
+{
+	skb_set_inner_ipproto(skb, IPPROTO_IPIP);
+	ip_select_ident(net, skb, NULL);
+	ip_send_check(ip_hdr(skb));
 }

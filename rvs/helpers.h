@@ -73,9 +73,12 @@ void rvs_icmp_send_frag_needed(struct sk_buff *skb, u32 mtu);
 
 /* routing and output */
 struct rtable;
-struct rtable *rvs_route_output(struct net *net, __be32 daddr, __be32 *saddr);
+struct rtable *rvs_route_output(struct net *net, __be32 daddr, bool known_nh,
+				__be32 *saddr);
 void rvs_skb_set_route(struct sk_buff *skb, struct rtable *rt);
 unsigned int rvs_rt_mtu(const struct rtable *rt);
 bool rvs_rt_is_local(const struct rtable *rt);
 void rvs_rt_put(struct rtable *rt);
 int rvs_nf_local_out(struct net *net, struct sk_buff *skb);
+bool rvs_skb_csum_partial(const struct sk_buff *skb);
+void rvs_ipip_finish(struct net *net, struct sk_buff *skb);

@@ -1,11 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The "RVS" generic netlink family: IPVS's commands and attributes
-//! (`rvs/uapi/rvs.h`), decoded into the service model and answered.
+//! (`rvs/uapi/rvs.h`), decoded by `rvs_core::svcattr` and applied to the
+//! namespace's service model.
+//!
+//! Every error carries an extended-ACK message; validation errors come
+//! with IPVS's errno (ENOENT unknown scheduler, EEXIST duplicate, ESRCH no
+//! such service, ENOENT no such real server, ERANGE weight, ...).
 
 use crate::ffi;
-use crate::genl::{errno, Dump, FamilySpec, Handler, OpSpec, Request};
+use crate::genl::{errno, Attr, Dump, FamilySpec, Handler, Msg, OpSpec, Request};
+use crate::netns::{Net, PernetState};
+use crate::rvs_core::config::ConfigError;
+use crate::rvs_core::svcattr::{self, ServiceKey};
+use crate::service::{Dest, ModelError, Service};
+use crate::state::NetState;
+use core::ffi::CStr;
 use kernel::prelude::*;
+
+const CMD_ATTR_MAX: usize = ffi::__RVS_CMD_ATTR_MAX as usize - 1;
+
+// The pure decoders use rvs_core's copy of the numbers; make the build
+// fail if it ever disagrees with the header the bindings come from.
+const _: () = {
+    use crate::rvs_core::uapi::{dest, svc};
+    assert!(svc::AF as u32 == ffi::RVS_SVC_ATTR_AF);
+    assert!(svc::PORT as u32 == ffi::RVS_SVC_ATTR_PORT);
+    assert!(svc::SCHED_NAME as u32 == ffi::RVS_SVC_ATTR_SCHED_NAME);
+    assert!(svc::NETMASK as u32 == ffi::RVS_SVC_ATTR_NETMASK);
+    assert!(svc::MAX as u32 == ffi::__RVS_SVC_ATTR_MAX - 1);
+    assert!(dest::ADDR as u32 == ffi::RVS_DEST_ATTR_ADDR);
+    assert!(dest::WEIGHT as u32 == ffi::RVS_DEST_ATTR_WEIGHT);
+    assert!(dest::ADDR_FAMILY as u32 == ffi::RVS_DEST_ATTR_ADDR_FAMILY);
+    assert!(dest::MAX as u32 == ffi::__RVS_DEST_ATTR_MAX - 1);
+};
 
 const fn op(cmd: u32, doit: bool, dumpit: bool) -> OpSpec {
     OpSpec {
@@ -14,8 +42,6 @@ const fn op(cmd: u32, doit: bool, dumpit: bool) -> OpSpec {
         dumpit,
     }
 }
-
-const CMD_ATTR_MAX: usize = ffi::__RVS_CMD_ATTR_MAX as usize - 1;
 
 /// Top-level attribute policy, indexed by `RVS_CMD_ATTR_*`.
 static POLICY: [u8; CMD_ATTR_MAX + 1] = {
@@ -29,7 +55,18 @@ static POLICY: [u8; CMD_ATTR_MAX + 1] = {
     p
 };
 
-static OPS: [OpSpec; 1] = [op(ffi::RVS_CMD_GET_INFO, true, false)];
+static OPS: [OpSpec; 10] = [
+    op(ffi::RVS_CMD_NEW_SERVICE, true, false),
+    op(ffi::RVS_CMD_SET_SERVICE, true, false),
+    op(ffi::RVS_CMD_DEL_SERVICE, true, false),
+    op(ffi::RVS_CMD_GET_SERVICE, true, true),
+    op(ffi::RVS_CMD_NEW_DEST, true, false),
+    op(ffi::RVS_CMD_SET_DEST, true, false),
+    op(ffi::RVS_CMD_DEL_DEST, true, false),
+    op(ffi::RVS_CMD_GET_DEST, false, true),
+    op(ffi::RVS_CMD_GET_INFO, true, false),
+    op(ffi::RVS_CMD_FLUSH, true, false),
+];
 
 /// The family as registered by the module.
 pub(crate) static FAMILY: FamilySpec = FamilySpec {
@@ -42,23 +79,210 @@ pub(crate) static FAMILY: FamilySpec = FamilySpec {
 /// Dispatches the family's commands.
 pub(crate) struct RvsNetlink;
 
+/// Turns a model error into the errno to return, setting the extended ACK.
+fn fail_model(req: &Request<'_>, e: ModelError) -> Error {
+    match e {
+        ModelError::Config(c) => fail_config(req, c),
+        ModelError::Kernel(e) => e,
+    }
+}
+
+fn fail_config(req: &Request<'_>, c: ConfigError) -> Error {
+    req.fail(Error::from_errno(-c.errno), c.msg)
+}
+
+fn state_of<'a>(req: &Request<'a>) -> Result<&'a NetState> {
+    let net: &'a Net = req.net();
+    NetState::of(net).ok_or_else(|| req.fail(ENODEV, c"rvs is not set up in this namespace"))
+}
+
+fn required<'a>(req: &Request<'a>, kind: u32, msg: &'static CStr) -> Result<Attr<'a>> {
+    req.attr(kind).ok_or_else(|| req.fail(EINVAL, msg))
+}
+
 impl Handler for RvsNetlink {
     fn doit(cmd: u8, req: &Request<'_>) -> Result {
         match u32::from(cmd) {
+            ffi::RVS_CMD_NEW_SERVICE | ffi::RVS_CMD_SET_SERVICE | ffi::RVS_CMD_DEL_SERVICE => {
+                service_cmd(u32::from(cmd), req)
+            }
+            ffi::RVS_CMD_GET_SERVICE => get_service(req),
+            ffi::RVS_CMD_NEW_DEST | ffi::RVS_CMD_SET_DEST | ffi::RVS_CMD_DEL_DEST => {
+                dest_cmd(u32::from(cmd), req)
+            }
             ffi::RVS_CMD_GET_INFO => get_info(req),
+            ffi::RVS_CMD_FLUSH => flush(req),
             _ => Err(req.fail(errno(ffi::EOPNOTSUPP), c"command not supported")),
         }
     }
 
-    fn dumpit(_cmd: u8, dump: &mut Dump<'_>) -> Result {
-        Err(dump.fail(errno(ffi::EOPNOTSUPP), c"command cannot be dumped"))
+    fn dumpit(cmd: u8, dump: &mut Dump<'_>) -> Result {
+        match u32::from(cmd) {
+            ffi::RVS_CMD_GET_SERVICE => dump_services(dump),
+            ffi::RVS_CMD_GET_DEST => dump_dests(dump),
+            _ => Err(dump.fail(errno(ffi::EOPNOTSUPP), c"command cannot be dumped")),
+        }
     }
 }
 
+fn service_cmd(cmd: u32, req: &Request<'_>) -> Result {
+    let ns = state_of(req)?;
+    let nest = required(req, ffi::RVS_CMD_ATTR_SERVICE, c"service attribute missing")?;
+    let full = cmd != ffi::RVS_CMD_DEL_SERVICE;
+    let (key, params) = svcattr::parse_service(nest.payload, full).map_err(|c| fail_config(req, c))?;
+    let mut ctl = ns.lock();
+    let res = match (cmd, params) {
+        (ffi::RVS_CMD_NEW_SERVICE, Some(p)) => {
+            ns.activate(&mut ctl, req.net())?;
+            ns.services.add(&mut *ctl, key, &p)
+        }
+        (ffi::RVS_CMD_SET_SERVICE, Some(p)) => ns.services.edit(&mut *ctl, &key, &p),
+        _ => ns.services.delete(&mut *ctl, &key),
+    };
+    res.map_err(|e| fail_model(req, e))
+}
+
+fn dest_cmd(cmd: u32, req: &Request<'_>) -> Result {
+    let ns = state_of(req)?;
+    let svc_nest = required(req, ffi::RVS_CMD_ATTR_SERVICE, c"service attribute missing")?;
+    let dest_nest = required(req, ffi::RVS_CMD_ATTR_DEST, c"real server attribute missing")?;
+    let (key, _) = svcattr::parse_service(svc_nest.payload, false).map_err(|c| fail_config(req, c))?;
+    let full = cmd != ffi::RVS_CMD_DEL_DEST;
+    let d = svcattr::parse_dest(dest_nest.payload, key.af, full).map_err(|c| fail_config(req, c))?;
+    let mut ctl = ns.lock();
+    let res = match cmd {
+        ffi::RVS_CMD_NEW_DEST => ns.services.add_dest(&mut *ctl, &key, &d),
+        ffi::RVS_CMD_SET_DEST => ns.services.edit_dest(&mut *ctl, &key, &d),
+        _ => ns.services.delete_dest(&mut *ctl, &key, &d),
+    };
+    res.map_err(|e| fail_model(req, e))
+}
+
+fn flush(req: &Request<'_>) -> Result {
+    let ns = state_of(req)?;
+    let mut ctl = ns.lock();
+    ns.services.flush(&mut *ctl).map_err(|e| fail_model(req, e))?;
+    // Unlike IPVS, flushing also drops the connections: after `-C` nothing
+    // is balanced any more, not even established flows.
+    if let Some(conns) = ns.conns() {
+        conns.clear();
+    }
+    Ok(())
+}
+
 fn get_info(req: &Request<'_>) -> Result {
+    let ns = state_of(req)?;
     let mut reply = req.reply(ffi::RVS_CMD_GET_INFO as u8)?;
     let msg = reply.msg();
     msg.put_u32(ffi::RVS_INFO_ATTR_VERSION, ffi::RVS_VERSION_CODE)?;
-    msg.put_u32(ffi::RVS_INFO_ATTR_CONN_TAB_SIZE, 4096)?;
+    msg.put_u32(ffi::RVS_INFO_ATTR_CONN_TAB_SIZE, ns.conn_tab_size())?;
     reply.send()
+}
+
+fn put_addr(msg: &mut Msg, kind: u32, addr: &[u8; 16]) -> Result {
+    msg.put(kind, addr)
+}
+
+fn put_service(msg: &mut Msg, svc: &Service) -> Result {
+    let (sched, flags, timeout, netmask) = svc.settings();
+    let k = &svc.key;
+    let nest = msg.nest_start(ffi::RVS_CMD_ATTR_SERVICE)?;
+    msg.put_u16(ffi::RVS_SVC_ATTR_AF, k.af.to_u16())?;
+    msg.put_u16(ffi::RVS_SVC_ATTR_PROTOCOL, u16::from(k.protocol))?;
+    put_addr(msg, ffi::RVS_SVC_ATTR_ADDR, &k.addr)?;
+    msg.put_be16(ffi::RVS_SVC_ATTR_PORT, k.port)?;
+    msg.put_str(ffi::RVS_SVC_ATTR_SCHED_NAME, sched.name())?;
+    let mut fl = [0u8; 8];
+    fl[..4].copy_from_slice(&flags.to_ne_bytes());
+    fl[4..].copy_from_slice(&u32::MAX.to_ne_bytes());
+    msg.put(ffi::RVS_SVC_ATTR_FLAGS, &fl)?;
+    msg.put_u32(ffi::RVS_SVC_ATTR_TIMEOUT, timeout)?;
+    msg.put_u32(ffi::RVS_SVC_ATTR_NETMASK, netmask)?;
+    msg.nest_end(nest);
+    Ok(())
+}
+
+fn put_dest(msg: &mut Msg, d: &Dest, af: u16) -> Result {
+    let (u, l) = d.thresholds();
+    let nest = msg.nest_start(ffi::RVS_CMD_ATTR_DEST)?;
+    put_addr(msg, ffi::RVS_DEST_ATTR_ADDR, &d.addr)?;
+    msg.put_be16(ffi::RVS_DEST_ATTR_PORT, d.port)?;
+    msg.put_u32(ffi::RVS_DEST_ATTR_FWD_METHOD, d.fwd().to_uapi())?;
+    msg.put_u32(ffi::RVS_DEST_ATTR_WEIGHT, d.weight())?;
+    msg.put_u32(ffi::RVS_DEST_ATTR_U_THRESH, u)?;
+    msg.put_u32(ffi::RVS_DEST_ATTR_L_THRESH, l)?;
+    msg.put_u32(
+        ffi::RVS_DEST_ATTR_ACTIVE_CONNS,
+        d.active_conns.load(core::sync::atomic::Ordering::Relaxed),
+    )?;
+    msg.put_u32(
+        ffi::RVS_DEST_ATTR_INACT_CONNS,
+        d.inactive_conns.load(core::sync::atomic::Ordering::Relaxed),
+    )?;
+    msg.put_u32(ffi::RVS_DEST_ATTR_PERSIST_CONNS, 0)?;
+    msg.put_u16(ffi::RVS_DEST_ATTR_ADDR_FAMILY, af)?;
+    msg.nest_end(nest);
+    Ok(())
+}
+
+fn get_service(req: &Request<'_>) -> Result {
+    let ns = state_of(req)?;
+    let nest = required(req, ffi::RVS_CMD_ATTR_SERVICE, c"service attribute missing")?;
+    let (key, _) = svcattr::parse_service(nest.payload, false).map_err(|c| fail_config(req, c))?;
+    let svc = {
+        let mut ctl = ns.lock();
+        ns.services.get(&mut *ctl, &key).map_err(|e| fail_model(req, e))?.clone()
+    };
+    let mut reply = req.reply(ffi::RVS_CMD_NEW_SERVICE as u8)?;
+    put_service(reply.msg(), &svc)?;
+    reply.send()
+}
+
+fn dump_services(dump: &mut Dump<'_>) -> Result {
+    let Some(ns) = NetState::of(dump.net()) else {
+        return Ok(());
+    };
+    let start = usize::try_from(dump.cursor(0)).unwrap_or(usize::MAX);
+    let mut ctl = ns.lock();
+    let list = ns.services.all(&mut *ctl);
+    let mut i = start;
+    while let Some(svc) = list.get(i) {
+        if !dump.entry(ffi::RVS_CMD_NEW_SERVICE as u8, |m| put_service(m, svc))? {
+            break;
+        }
+        i += 1;
+    }
+    dump.set_cursor(0, i as i64);
+    Ok(())
+}
+
+fn dump_dests(dump: &mut Dump<'_>) -> Result {
+    let Some(ns) = NetState::of(dump.net()) else {
+        return Ok(());
+    };
+    let Some(nest) = dump.attr(ffi::RVS_CMD_ATTR_SERVICE, CMD_ATTR_MAX as u32) else {
+        return Err(dump.fail(EINVAL, c"service attribute missing"));
+    };
+    let key: ServiceKey = match svcattr::parse_service(nest.payload, false) {
+        Ok((k, _)) => k,
+        Err(c) => return Err(dump.fail(Error::from_errno(-c.errno), c.msg)),
+    };
+    let dests = {
+        let mut ctl = ns.lock();
+        match ns.services.dests_of(&mut *ctl, &key) {
+            Ok(d) => d,
+            Err(ModelError::Config(c)) => return Err(dump.fail(Error::from_errno(-c.errno), c.msg)),
+            Err(ModelError::Kernel(e)) => return Err(e),
+        }
+    };
+    let start = usize::try_from(dump.cursor(0)).unwrap_or(usize::MAX);
+    let mut i = start;
+    while let Some(d) = dests.get(i) {
+        if !dump.entry(ffi::RVS_CMD_NEW_DEST as u8, |m| put_dest(m, d, key.af.to_u16()))? {
+            break;
+        }
+        i += 1;
+    }
+    dump.set_cursor(0, i as i64);
+    Ok(())
 }

@@ -50,7 +50,7 @@ pub(crate) trait PernetState: Sized + Send + Sync {
 
     /// Builds the state of a namespace that was just created (or existed when
     /// the module loaded).
-    fn new(net: &Net) -> Result<KBox<Self>>;
+    fn new(net: &Net) -> Result<Pin<KBox<Self>>>;
 
     /// Stops everything that refers to this state (hooks, workers) before it is
     /// dropped; called as the namespace goes away or the module unloads.
@@ -142,9 +142,12 @@ unsafe extern "C" fn pernet_init<T: PernetState>(net: *mut ffi::net) -> c_int {
             if slot.is_null() {
                 return EINVAL.to_errno();
             }
+            // SAFETY: the state is never moved out of its allocation: the
+            // raw pointer is only turned back into a pinned box in `exit`.
+            let raw = KBox::into_raw(unsafe { Pin::into_inner_unchecked(state) });
             // SAFETY: the kernel allocated the slot (`ops.size` bytes) before
             // calling `init`, and nothing else writes it.
-            unsafe { *slot = KBox::into_raw(state) };
+            unsafe { *slot = raw };
             0
         }
         Err(e) => e.to_errno(),
@@ -164,9 +167,9 @@ unsafe extern "C" fn pernet_exit<T: PernetState>(net: *mut ffi::net) {
     if state.is_null() {
         return;
     }
-    // SAFETY: `state` came from `KBox::into_raw` in `pernet_init` and the slot
-    // no longer refers to it.
-    let state = unsafe { KBox::from_raw(state) };
+    // SAFETY: `state` came from `KBox::into_raw` of a pinned box in
+    // `pernet_init`, and the slot no longer refers to it.
+    let state = unsafe { Pin::new_unchecked(KBox::from_raw(state)) };
     state.exit(net);
     drop(state);
 }

@@ -9,11 +9,32 @@
 
 use kernel::prelude::*;
 
+mod conn;
+mod datapath;
 mod ffi;
 mod genl;
+mod hooks;
 mod netlink;
 mod netns;
+mod rcu;
+mod service;
+mod skb;
 mod state;
+mod xmit;
+
+/// Pure logic shared with the host tests (`rvs/core`, the `rvs-core` crate).
+#[path = "core"]
+#[allow(dead_code, unreachable_pub)]
+pub mod rvs_core {
+    pub mod config;
+    pub mod hash;
+    pub mod nlattr;
+    pub mod packet;
+    pub mod proto;
+    pub mod sched;
+    pub mod svcattr;
+    pub mod uapi;
+}
 
 module! {
     type: Rvs,
@@ -29,6 +50,18 @@ struct Rvs {
     // can reach a namespace's state while it is torn down.
     _family: genl::Family<netlink::RvsNetlink>,
     _pernet: netns::Registration<state::NetState>,
+    // Last: waits for RCU callbacks (which run this module's code) queued
+    // by the teardown above.
+    _rcu_barrier: RcuBarrier,
+}
+
+/// Runs `rcu_barrier()` when dropped.
+struct RcuBarrier;
+
+impl Drop for RcuBarrier {
+    fn drop(&mut self) {
+        rcu::barrier();
+    }
 }
 
 impl kernel::Module for Rvs {
@@ -39,6 +72,7 @@ impl kernel::Module for Rvs {
         Ok(Rvs {
             _family: family,
             _pernet: pernet,
+            _rcu_barrier: RcuBarrier,
         })
     }
 }

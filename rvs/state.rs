@@ -1,26 +1,173 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! rvs's state of one network namespace: its services and connections.
+//! rvs's state of one network namespace: its services, connections, hooks
+//! and connection collector.
+//!
+//! The hooks and the connection table are created with the first service
+//! (like IPVS, a namespace without services pays nothing on its packet
+//! path) and live until the namespace goes away or the module unloads.
 
+use crate::conn::ConnTable;
+use crate::ffi;
+use crate::hooks::Hooks;
 use crate::netns::{Net, PernetState};
-use core::sync::atomic::AtomicU32;
+use crate::rcu::WriterToken;
+use crate::rvs_core::proto::Timeouts;
+use crate::service::Services;
+use core::ptr;
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 use kernel::prelude::*;
+use kernel::sync::{new_mutex, Mutex};
+use kernel::types::Opaque;
 
-/// Everything rvs keeps for one network namespace.
-pub(crate) struct NetState {
-    _private: (),
+/// log2 of the connection table's bucket count (IPVS's default is 12).
+pub(crate) const CONN_TAB_BITS: u32 = 16;
+/// Most connection entries one namespace may hold.
+pub(crate) const CONN_MAX: u32 = 1 << 21;
+/// How often expired connections are collected, in seconds.
+const GC_PERIOD_SECS: u32 = 1;
+
+/// Configuration state, changed only under [`NetState::lock`].
+pub(crate) struct Ctl {
+    hooks: Option<Hooks>,
 }
 
+impl WriterToken for Ctl {}
+
+/// Everything rvs keeps for one network namespace.
+#[pin_data]
+pub(crate) struct NetState {
+    net: *mut ffi::net,
+    /// Virtual services and their real servers.
+    pub(crate) services: Services,
+    conns: AtomicPtr<ConnTable>,
+    /// Connection timeouts.
+    pub(crate) timeouts: Timeouts,
+    #[pin]
+    ctl: Mutex<Ctl>,
+    gc: Opaque<ffi::delayed_work>,
+    stopping: AtomicBool,
+    /// Connections removed by the collector so far (diagnostics).
+    pub(crate) collected: AtomicU32,
+}
+
+// SAFETY: `net` is only used while the namespace is alive (this state is
+// torn down by its pernet exit); everything else is Send + Sync or atomics.
+unsafe impl Send for NetState {}
+// SAFETY: as above.
+unsafe impl Sync for NetState {}
+
 static NET_ID: AtomicU32 = AtomicU32::new(0);
+
+impl NetState {
+    /// The configuration lock: serializes netlink commands of this
+    /// namespace.
+    pub(crate) fn lock(&self) -> kernel::sync::lock::Guard<'_, Ctl, kernel::sync::lock::mutex::MutexBackend> {
+        self.ctl.lock()
+    }
+
+    /// The connection table, once the first service was added.
+    pub(crate) fn conns(&self) -> Option<&ConnTable> {
+        let p = self.conns.load(Ordering::Acquire);
+        // SAFETY: set once (under the configuration lock) from a leaked
+        // KBox and freed only in `exit` after the hooks and the collector
+        // that could read it are gone.
+        unsafe { p.as_ref() }
+    }
+
+    /// Makes the namespace ready to balance: connection table, collector
+    /// and hooks. Idempotent; called with the lock held when a service is
+    /// added.
+    pub(crate) fn activate(&self, ctl: &mut Ctl, net: &Net) -> Result {
+        if self.conns.load(Ordering::Acquire).is_null() {
+            let table = KBox::new(ConnTable::new(CONN_TAB_BITS, CONN_MAX)?, GFP_KERNEL)?;
+            self.conns.store(KBox::into_raw(table), Ordering::Release);
+            self.schedule_gc();
+        }
+        if ctl.hooks.is_none() {
+            // SAFETY: `self` is the namespace's pinned state, which drops the
+            // hooks (in `exit`) before it is freed.
+            ctl.hooks = Some(unsafe { Hooks::register(net, self)? });
+        }
+        Ok(())
+    }
+
+    /// Size of the connection table in buckets (0 before activation).
+    pub(crate) fn conn_tab_size(&self) -> u32 {
+        self.conns().map_or(1 << CONN_TAB_BITS, |c| c.size())
+    }
+
+    fn schedule_gc(&self) {
+        if self.stopping.load(Ordering::Relaxed) {
+            return;
+        }
+        let delay = crate::conn::secs_to_jiffies(GC_PERIOD_SECS);
+        // SAFETY: `gc` was initialized in `new` and lives as long as `self`;
+        // `exit` cancels it synchronously before `self` is freed.
+        unsafe { ffi::rvs_queue_delayed_work(self.gc.get(), delay as _) };
+    }
+
+    fn collect(&self) {
+        if let Some(conns) = self.conns() {
+            let n = conns.collect();
+            self.collected.fetch_add(n, Ordering::Relaxed);
+        }
+        self.schedule_gc();
+    }
+}
+
+unsafe extern "C" fn gc_work(work: *mut ffi::work_struct) {
+    // SAFETY: the work item is the `gc` field of a live `NetState` (it is
+    // cancelled before the state is freed); `to_delayed_work` returns its
+    // containing `delayed_work`.
+    let dw = unsafe { ffi::rvs_to_delayed_work(work) };
+    let offset = core::mem::offset_of!(NetState, gc);
+    // SAFETY: `dw` points at the `gc` field (an `Opaque` is layout-
+    // identical to its contents), so stepping back by its offset gives the
+    // state.
+    let state = unsafe { &*dw.cast::<u8>().sub(offset).cast::<NetState>() };
+    state.collect();
+}
 
 impl PernetState for NetState {
     fn id_slot() -> &'static AtomicU32 {
         &NET_ID
     }
 
-    fn new(_net: &Net) -> Result<KBox<Self>> {
-        Ok(KBox::new(NetState { _private: () }, GFP_KERNEL)?)
+    fn new(net: &Net) -> Result<Pin<KBox<Self>>> {
+        let services = Services::new()?;
+        let state = KBox::pin_init(
+            pin_init!(NetState {
+                net: net.as_ptr(),
+                services,
+                conns: AtomicPtr::new(ptr::null_mut()),
+                timeouts: Timeouts::default(),
+                ctl <- new_mutex!(Ctl { hooks: None }, "rvs_netns_ctl"),
+                gc: Opaque::uninit(),
+                stopping: AtomicBool::new(false),
+                collected: AtomicU32::new(0),
+            }),
+            GFP_KERNEL,
+        )?;
+        // SAFETY: `gc` is pinned in the state and not yet queued.
+        unsafe { ffi::rvs_init_delayed_work(state.gc.get(), Some(gc_work)) };
+        Ok(state)
     }
 
-    fn exit(&self, _net: &Net) {}
+    fn exit(&self, _net: &Net) {
+        self.stopping.store(true, Ordering::Relaxed);
+        // Unregistering waits for packets inside the hooks.
+        self.lock().hooks = None;
+        // SAFETY: `gc` was initialized in `new`; waits for a running
+        // collection and stops it from re-queueing (`stopping`).
+        unsafe { ffi::cancel_delayed_work_sync(self.gc.get()) };
+        let p = self.conns.swap(ptr::null_mut(), Ordering::AcqRel);
+        if !p.is_null() {
+            // SAFETY: from `KBox::into_raw` in `activate`; no hook or
+            // collector can reach it any more. Dropping it unlinks every
+            // entry and frees them after a grace period.
+            drop(unsafe { KBox::from_raw(p) });
+        }
+        let _ = self.net;
+    }
 }

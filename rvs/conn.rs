@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The connection table of one namespace.
+//!
+//! C counterpart: net/netfilter/ipvs/ip_vs_conn.c.
+//!
+//! A fixed-size array of buckets, each a singly linked list published with
+//! release stores, so lookups walk it under RCU without a lock. Inserts and
+//! unlinks take one of [`LOCK_STRIPES`] spinlocks (bucket index modulo the
+//! stripe count), never a table-wide lock. Buckets are chosen by SipHash of
+//! the client's (protocol, address, port) under a per-namespace random key,
+//! so a remote client cannot aim many connections at one chain; both
+//! directions of a connection hash the same way (the client is the source
+//! of requests and the destination of replies), so one entry serves both.
+//!
+//! Entries carry an expiry time instead of a timer: lookups ignore expired
+//! entries and a periodic collector ([`ConnTable::collect`]) unlinks them and
+//! frees them after an RCU grace period.
+
+use crate::ffi;
+use crate::rcu::{lock_bh, ReadGuard};
+use crate::rvs_core::config::FwdMethod;
+use crate::rvs_core::hash::{self, SipKey};
+use crate::rvs_core::proto::{self, Dir, TcpFlags, TcpState, Timeouts};
+use crate::service::Dest;
+use core::ptr;
+use core::sync::atomic::{AtomicPtr, AtomicU16, AtomicU32, AtomicU64, Ordering};
+use kernel::prelude::*;
+use kernel::sync::{new_spinlock, Arc, SpinLock};
+use kernel::types::Opaque;
+
+/// Number of bucket lock stripes.
+pub(crate) const LOCK_STRIPES: usize = 64;
+
+/// The current time in jiffies.
+pub(crate) fn jiffies() -> u64 {
+    // SAFETY: reads a global counter.
+    unsafe { ffi::rvs_jiffies() as u64 }
+}
+
+/// Seconds to jiffies.
+pub(crate) fn secs_to_jiffies(secs: u32) -> u64 {
+    // SAFETY: reads a constant.
+    let hz = unsafe { ffi::rvs_hz() } as u64;
+    u64::from(secs).saturating_mul(hz)
+}
+
+/// Whether jiffies value `t` is at or before `now`, wrap-safe.
+fn expired(t: u64, now: u64) -> bool {
+    (now.wrapping_sub(t) as i64) >= 0
+}
+
+/// The addresses of one connection, as seen by the director.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Tuple {
+    /// IPPROTO_TCP or IPPROTO_UDP.
+    pub(crate) protocol: u8,
+    /// Client address and port.
+    pub(crate) caddr: [u8; 16],
+    /// Client port, host order.
+    pub(crate) cport: u16,
+    /// Virtual address and port.
+    pub(crate) vaddr: [u8; 16],
+    /// Virtual port, host order.
+    pub(crate) vport: u16,
+    /// Real server address.
+    pub(crate) daddr: [u8; 16],
+    /// Real server port, host order.
+    pub(crate) dport: u16,
+}
+
+/// One connection through the director.
+#[repr(C)]
+pub(crate) struct Conn {
+    /// Must stay first: `free_conn` finds the entry from its `rcu_head`.
+    rcu: Opaque<ffi::callback_head>,
+    next: AtomicPtr<Conn>,
+    /// The connection's addresses.
+    pub(crate) tuple: Tuple,
+    /// How its packets reach the real server.
+    pub(crate) fwd: FwdMethod,
+    /// The real server; kept alive by this reference after deletion.
+    pub(crate) dest: Arc<Dest>,
+    state: AtomicU16,
+    expires: AtomicU64,
+    /// Bucket index, fixed at insert.
+    bucket: usize,
+}
+
+impl Conn {
+    /// The TCP state (UDP entries stay `None`... shown as UDP by listings).
+    pub(crate) fn state(&self) -> TcpState {
+        TcpState::from_u16(self.state.load(Ordering::Relaxed)).unwrap_or(TcpState::None)
+    }
+
+    /// Advances the state machine for a packet in direction `dir` and
+    /// refreshes the expiry, keeping the server's active/inactive counts in
+    /// step. Lock-free: concurrent packets of one connection race on a CAS.
+    pub(crate) fn update(&self, dir: Dir, flags: Option<TcpFlags>, timeouts: &Timeouts) {
+        let timeout = match flags {
+            None => timeouts.udp,
+            Some(f) => {
+                let mut old = self.state.load(Ordering::Relaxed);
+                let new = loop {
+                    let cur = TcpState::from_u16(old).unwrap_or(TcpState::None);
+                    let next = proto::tcp_transition(cur, dir, f);
+                    match self.state.compare_exchange_weak(
+                        old,
+                        next.to_u16(),
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    ) {
+                        Ok(_) => {
+                            self.account(cur, next);
+                            break next;
+                        }
+                        Err(seen) => old = seen,
+                    }
+                };
+                timeouts.timeout_for(new)
+            }
+        };
+        self.expires
+            .store(jiffies().wrapping_add(secs_to_jiffies(timeout)), Ordering::Relaxed);
+    }
+
+    fn account(&self, from: TcpState, to: TcpState) {
+        let (was, is) = (proto::is_active(from), proto::is_active(to));
+        if was == is {
+            return;
+        }
+        let (dec, inc) = if is {
+            (&self.dest.inactive_conns, &self.dest.active_conns)
+        } else {
+            (&self.dest.active_conns, &self.dest.inactive_conns)
+        };
+        dec_saturating(dec);
+        inc.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Seconds until expiry (listing).
+    pub(crate) fn expires_in_jiffies(&self) -> u64 {
+        let t = self.expires.load(Ordering::Relaxed);
+        let now = jiffies();
+        if expired(t, now) {
+            0
+        } else {
+            t.wrapping_sub(now)
+        }
+    }
+
+    fn is_expired(&self, now: u64) -> bool {
+        expired(self.expires.load(Ordering::Relaxed), now)
+    }
+}
+
+fn dec_saturating(a: &AtomicU32) {
+    let _ = a.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_sub(1));
+}
+
+/// The table.
+pub(crate) struct ConnTable {
+    buckets: KVec<AtomicPtr<Conn>>,
+    locks: KVec<Pin<KBox<SpinLock<()>>>>,
+    bits: u32,
+    key: SipKey,
+    count: AtomicU32,
+    max: u32,
+}
+
+// SAFETY: entries are only freed after an RCU grace period (see `unlink`),
+// and shared state is atomics or behind the stripe locks.
+unsafe impl Send for ConnTable {}
+// SAFETY: as above.
+unsafe impl Sync for ConnTable {}
+
+impl ConnTable {
+    /// A table of `1 << bits` buckets holding at most `max` entries.
+    pub(crate) fn new(bits: u32, max: u32) -> Result<Self> {
+        let n = 1usize << bits;
+        let mut buckets = KVec::with_capacity(n, GFP_KERNEL)?;
+        for _ in 0..n {
+            buckets.push(AtomicPtr::new(ptr::null_mut()), GFP_KERNEL)?;
+        }
+        let mut locks = KVec::with_capacity(LOCK_STRIPES, GFP_KERNEL)?;
+        for _ in 0..LOCK_STRIPES {
+            locks.push(KBox::pin_init(new_spinlock!((), "rvs_conn_bucket"), GFP_KERNEL)?, GFP_KERNEL)?;
+        }
+        let mut key = [0u8; 16];
+        // SAFETY: `key` is a valid 16-byte buffer.
+        unsafe { ffi::get_random_bytes(key.as_mut_ptr().cast(), key.len()) };
+        Ok(Self {
+            buckets,
+            locks,
+            bits,
+            key: SipKey::from_bytes(&key),
+            count: AtomicU32::new(0),
+            max,
+        })
+    }
+
+    /// Number of buckets (reported as the table size).
+    pub(crate) fn size(&self) -> u32 {
+        1u32 << self.bits
+    }
+
+    /// Number of live entries.
+    pub(crate) fn count(&self) -> u32 {
+        self.count.load(Ordering::Relaxed)
+    }
+
+    fn bucket_of(&self, protocol: u8, caddr: &[u8; 16], cport: u16) -> usize {
+        hash::bucket(hash::conn_hash(&self.key, protocol, caddr, cport), self.bits)
+    }
+
+    fn lock(&self, bucket: usize) -> Option<&SpinLock<()>> {
+        self.locks.get(bucket % LOCK_STRIPES).map(|l| &**l)
+    }
+
+    fn walk<'g>(
+        &'g self,
+        _g: &'g ReadGuard,
+        bucket: usize,
+        mut pred: impl FnMut(&Conn) -> bool,
+    ) -> Option<&'g Conn> {
+        let now = jiffies();
+        let mut p = self.buckets.get(bucket)?.load(Ordering::Acquire);
+        while !p.is_null() {
+            // SAFETY: entries reachable from a bucket are live, and one that
+            // is unlinked meanwhile is freed only after the caller's
+            // read-side section (`_g`) ends.
+            let c = unsafe { &*p };
+            if pred(c) && !c.is_expired(now) {
+                return Some(c);
+            }
+            p = c.next.load(Ordering::Acquire);
+        }
+        None
+    }
+
+    /// The connection a request from a client belongs to.
+    pub(crate) fn lookup_in<'g>(
+        &'g self,
+        g: &'g ReadGuard,
+        protocol: u8,
+        caddr: &[u8; 16],
+        cport: u16,
+        vaddr: &[u8; 16],
+        vport: u16,
+    ) -> Option<&'g Conn> {
+        let b = self.bucket_of(protocol, caddr, cport);
+        self.walk(g, b, |c| {
+            let t = &c.tuple;
+            t.protocol == protocol
+                && t.cport == cport
+                && t.vport == vport
+                && t.caddr == *caddr
+                && t.vaddr == *vaddr
+        })
+    }
+
+    /// The connection a reply from a real server belongs to.
+    pub(crate) fn lookup_out<'g>(
+        &'g self,
+        g: &'g ReadGuard,
+        protocol: u8,
+        daddr: &[u8; 16],
+        dport: u16,
+        caddr: &[u8; 16],
+        cport: u16,
+    ) -> Option<&'g Conn> {
+        let b = self.bucket_of(protocol, caddr, cport);
+        self.walk(g, b, |c| {
+            let t = &c.tuple;
+            t.protocol == protocol
+                && t.cport == cport
+                && t.dport == dport
+                && t.caddr == *caddr
+                && t.daddr == *daddr
+        })
+    }
+
+    /// Inserts a new connection to `dest`, or returns the one another CPU
+    /// inserted for the same request first. `None` when the table is full
+    /// or memory is short (the packet is then dropped).
+    pub(crate) fn insert<'g>(
+        &'g self,
+        g: &'g ReadGuard,
+        tuple: Tuple,
+        fwd: FwdMethod,
+        dest: Arc<Dest>,
+    ) -> Option<&'g Conn> {
+        if self.count.load(Ordering::Relaxed) >= self.max {
+            return None;
+        }
+        let bucket = self.bucket_of(tuple.protocol, &tuple.caddr, tuple.cport);
+        let conn = KBox::new(
+            Conn {
+                rcu: Opaque::uninit(),
+                next: AtomicPtr::new(ptr::null_mut()),
+                tuple,
+                fwd,
+                dest,
+                state: AtomicU16::new(TcpState::None.to_u16()),
+                expires: AtomicU64::new(jiffies().wrapping_add(secs_to_jiffies(2))),
+                bucket,
+            },
+            GFP_ATOMIC,
+        )
+        .ok()?;
+        let head = self.buckets.get(bucket)?;
+        let lock = self.lock(bucket)?;
+        let _guard = lock_bh(lock);
+        let t = &tuple;
+        if let Some(existing) = self.walk(g, bucket, |c| {
+            c.tuple.protocol == t.protocol
+                && c.tuple.cport == t.cport
+                && c.tuple.vport == t.vport
+                && c.tuple.caddr == t.caddr
+                && c.tuple.vaddr == t.vaddr
+        }) {
+            return Some(existing);
+        }
+        // A new connection starts inactive (state NONE).
+        conn.dest.inactive_conns.fetch_add(1, Ordering::Relaxed);
+        conn.next.store(head.load(Ordering::Relaxed), Ordering::Relaxed);
+        let raw = KBox::into_raw(conn);
+        // Publish: readers that load the new head see a fully built entry.
+        head.store(raw, Ordering::Release);
+        self.count.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: just published; freed only after a grace period that the
+        // caller's read-side section (`g`) delays.
+        Some(unsafe { &*raw })
+    }
+
+    /// Unlinks and frees (after a grace period) every entry of one bucket
+    /// for which `doomed` holds. Returns how many went.
+    fn sweep_bucket(&self, bucket: usize, mut doomed: impl FnMut(&Conn) -> bool) -> u32 {
+        let (Some(head), Some(lock)) = (self.buckets.get(bucket), self.lock(bucket)) else {
+            return 0;
+        };
+        let mut removed = 0;
+        let _guard = lock_bh(lock);
+        let mut link: &AtomicPtr<Conn> = head;
+        loop {
+            let p = link.load(Ordering::Relaxed);
+            if p.is_null() {
+                break;
+            }
+            // SAFETY: under the bucket's lock, entries in the chain are
+            // live and only we unlink them.
+            let c = unsafe { &*p };
+            if doomed(c) {
+                // Readers at `c` still see its `next`; new readers skip it.
+                link.store(c.next.load(Ordering::Relaxed), Ordering::Release);
+                let was_active = proto::is_active(c.state());
+                dec_saturating(if was_active {
+                    &c.dest.active_conns
+                } else {
+                    &c.dest.inactive_conns
+                });
+                self.count.fetch_sub(1, Ordering::Relaxed);
+                // SAFETY: unlinked above; `free_conn` runs after every
+                // reader that could hold `c` has left its read section.
+                unsafe { ffi::call_rcu(c.rcu.get(), Some(free_conn)) };
+                removed += 1;
+            } else {
+                link = &c.next;
+            }
+        }
+        removed
+    }
+
+    /// Removes expired entries from every bucket; called periodically from
+    /// process context. Returns how many went.
+    pub(crate) fn collect(&self) -> u32 {
+        let now = jiffies();
+        let mut removed = 0;
+        for b in 0..self.buckets.len() {
+            removed += self.sweep_bucket(b, |c| c.is_expired(now));
+            if b % 1024 == 1023 {
+                // SAFETY: process context, no locks held here.
+                unsafe { ffi::rvs_cond_resched() };
+            }
+        }
+        removed
+    }
+
+    /// Removes every entry (namespace teardown, flush).
+    pub(crate) fn clear(&self) {
+        for b in 0..self.buckets.len() {
+            self.sweep_bucket(b, |_| true);
+        }
+    }
+
+    /// Calls `f` on every live entry, skipping the first `skip`; stops when
+    /// `f` returns false. Returns the position reached (for resumable
+    /// dumps).
+    pub(crate) fn for_each(&self, g: &ReadGuard, skip: u64, mut f: impl FnMut(&Conn) -> bool) -> u64 {
+        let now = jiffies();
+        let mut pos = 0u64;
+        for b in self.buckets.iter() {
+            let mut p = b.load(Ordering::Acquire);
+            while !p.is_null() {
+                // SAFETY: as in `walk`, under the caller's read section.
+                let c = unsafe { &*p };
+                if !c.is_expired(now) {
+                    if pos >= skip && !f(c) {
+                        return pos;
+                    }
+                    pos += 1;
+                }
+                p = c.next.load(Ordering::Acquire);
+            }
+        }
+        let _ = g;
+        pos
+    }
+}
+
+impl Drop for ConnTable {
+    fn drop(&mut self) {
+        self.clear();
+    }
+}
+
+unsafe extern "C" fn free_conn(head: *mut ffi::callback_head) {
+    // SAFETY: `head` is the first field of a `#[repr(C)] Conn` that came
+    // from `KBox::into_raw` and was unlinked a grace period ago.
+    drop(unsafe { KBox::from_raw(head.cast::<Conn>()) });
+}

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The packet path: what each hook does with an IPv4 packet.
+//!
+//! C counterpart: net/netfilter/ipvs/ip_vs_core.c.
+//!
+//! Requests (LOCAL_IN from remote clients, LOCAL_OUT from clients on the
+//! director) to a virtual service are matched to a connection, or a new
+//! connection is scheduled, and handed to [`xmit`]. NAT replies from real
+//! servers (FORWARD, or LOCAL_IN for clients on the director) get the
+//! virtual address back as their source. Everything else passes untouched.
+//! Malformed packets pass too: the stack's own checks drop them, and rvs
+//! never reads beyond what [`Skb::header`] proved is there.
+
+use crate::conn::{ConnTable, Tuple};
+use crate::hooks::Verdict;
+use crate::netns::Net;
+use crate::rcu::ReadGuard;
+use crate::rvs_core::config::FwdMethod;
+use crate::rvs_core::packet::{self, Ipv4Info, ParseError, IPPROTO_TCP, IPPROTO_UDP};
+use crate::rvs_core::proto::{Dir, TcpFlags};
+use crate::skb::Skb;
+use crate::state::NetState;
+use crate::xmit;
+
+/// Where in netfilter a hook sits (see `hooks::POINTS`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum HookPoint {
+    /// LOCAL_IN, before the request hook: replies to local clients.
+    LocalInReply = 0,
+    /// LOCAL_IN: requests from remote clients.
+    LocalInRequest = 1,
+    /// LOCAL_OUT: requests from clients on the director.
+    LocalOutRequest = 2,
+    /// FORWARD: NAT replies from real servers.
+    ForwardReply = 3,
+}
+
+impl HookPoint {
+    /// The point for a const-generic hook trampoline's number.
+    pub(crate) fn from_u8(v: u8) -> Option<Self> {
+        match v {
+            0 => Some(Self::LocalInReply),
+            1 => Some(Self::LocalInRequest),
+            2 => Some(Self::LocalOutRequest),
+            3 => Some(Self::ForwardReply),
+            _ => None,
+        }
+    }
+}
+
+/// A parsed TCP/UDP over IPv4 packet.
+pub(crate) struct Packet {
+    /// The IPv4 header fields.
+    pub(crate) ip: Ipv4Info,
+    /// Source port, host order.
+    pub(crate) sport: u16,
+    /// Destination port, host order.
+    pub(crate) dport: u16,
+    /// TCP flags; `None` for UDP.
+    pub(crate) tcp: Option<TcpFlags>,
+}
+
+/// IPv4 address into rvs's 16-byte form.
+pub(crate) fn addr16(a: [u8; 4]) -> [u8; 16] {
+    let mut x = [0u8; 16];
+    x[..4].copy_from_slice(&a);
+    x
+}
+
+/// The IPv4 address of a 16-byte form.
+pub(crate) fn addr4(a: &[u8; 16]) -> [u8; 4] {
+    [a[0], a[1], a[2], a[3]]
+}
+
+/// Parses the IPv4 and TCP/UDP headers, making exactly those bytes linear.
+/// `None` for anything rvs does not balance (other protocols, non-first
+/// fragments, truncated or malformed headers).
+pub(crate) fn parse(skb: &mut Skb<'_>) -> Option<Packet> {
+    let pkt_len = skb.len();
+    let mut want = 20usize;
+    let ip = loop {
+        let hdr = skb.header(want)?;
+        match packet::parse_ipv4(hdr, pkt_len) {
+            Ok(ip) => break ip,
+            Err(ParseError::NeedMore { needed }) if needed > want => want = needed,
+            Err(_) => return None,
+        }
+    };
+    if ip.proto != IPPROTO_TCP && ip.proto != IPPROTO_UDP {
+        return None;
+    }
+    if ip.is_fragment {
+        return None;
+    }
+    let off = ip.l4_offset();
+    let l4_len = if ip.proto == IPPROTO_TCP {
+        // The full TCP header, options included (its length is in byte 12).
+        let doff = skb.header(off.checked_add(20)?)?.get(off + 12)? >> 4;
+        usize::from(doff) * 4
+    } else {
+        8
+    };
+    let hdr = skb.header(off.checked_add(l4_len)?)?;
+    let l4 = hdr.get(off..)?;
+    let ports = packet::parse_l4_ports(l4, ip.proto).ok()?;
+    let tcp = if ip.proto == IPPROTO_TCP {
+        Some(packet::tcp_flags(l4).ok()?)
+    } else {
+        None
+    };
+    Some(Packet {
+        ip,
+        sport: ports.src,
+        dport: ports.dst,
+        tcp,
+    })
+}
+
+/// The hooks' entry point.
+pub(crate) fn handle(point: HookPoint, ns: &NetState, net: &Net, mut skb: Skb<'_>) -> Verdict {
+    if skb.is_rvs_xmit() {
+        return Verdict::Accept;
+    }
+    let Some(conns) = ns.conns() else {
+        return Verdict::Accept;
+    };
+    let Some(pkt) = parse(&mut skb) else {
+        return Verdict::Accept;
+    };
+    let g = ReadGuard::new();
+    match point {
+        HookPoint::LocalInRequest | HookPoint::LocalOutRequest => {
+            request(point, ns, conns, net, skb, &pkt, &g)
+        }
+        HookPoint::LocalInReply | HookPoint::ForwardReply => reply(ns, conns, skb, &pkt, &g),
+    }
+}
+
+fn request(
+    point: HookPoint,
+    ns: &NetState,
+    conns: &ConnTable,
+    net: &Net,
+    skb: Skb<'_>,
+    pkt: &Packet,
+    g: &ReadGuard,
+) -> Verdict {
+    let caddr = addr16(pkt.ip.saddr);
+    let vaddr = addr16(pkt.ip.daddr);
+    let proto = pkt.ip.proto;
+    let conn = match conns.lookup_in(g, proto, &caddr, pkt.sport, &vaddr, pkt.dport) {
+        Some(c) => c,
+        None => {
+            let Some(svc) = ns.services.lookup(g, proto, &vaddr, pkt.dport) else {
+                return Verdict::Accept;
+            };
+            // Only a SYN opens a TCP connection, as in IPVS; other segments
+            // go to the local stack, which answers them with a reset.
+            if let Some(f) = pkt.tcp {
+                if !f.syn || f.ack || f.rst {
+                    return Verdict::Accept;
+                }
+            }
+            let Some(dest) = svc.schedule(g) else {
+                // No server can take it: like IPVS, drop.
+                return Verdict::Drop;
+            };
+            let tuple = Tuple {
+                protocol: proto,
+                caddr,
+                cport: pkt.sport,
+                vaddr,
+                vport: pkt.dport,
+                daddr: dest.addr,
+                dport: dest.port,
+            };
+            let fwd = dest.fwd();
+            match conns.insert(g, tuple, fwd, dest) {
+                Some(c) => c,
+                None => return Verdict::Drop,
+            }
+        }
+    };
+    let dir = if conn.fwd == FwdMethod::Masq {
+        Dir::Input
+    } else {
+        Dir::InputOnly
+    };
+    conn.update(dir, pkt.tcp, &ns.timeouts);
+    xmit::transmit(net, skb, pkt, conn, point == HookPoint::LocalInRequest)
+}
+
+fn reply(ns: &NetState, conns: &ConnTable, mut skb: Skb<'_>, pkt: &Packet, g: &ReadGuard) -> Verdict {
+    let daddr = addr16(pkt.ip.saddr);
+    let caddr = addr16(pkt.ip.daddr);
+    let Some(conn) = conns.lookup_out(g, pkt.ip.proto, &daddr, pkt.sport, &caddr, pkt.dport) else {
+        return Verdict::Accept;
+    };
+    if conn.fwd != FwdMethod::Masq {
+        return Verdict::Accept;
+    }
+    conn.update(Dir::Output, pkt.tcp, &ns.timeouts);
+    let vaddr = addr4(&conn.tuple.vaddr);
+    match xmit::nat_rewrite(&mut skb, pkt, xmit::Side::Source, vaddr, conn.tuple.vport) {
+        Ok(()) => Verdict::Accept,
+        Err(_) => Verdict::Drop,
+    }
+}

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Netfilter hook registration for one network namespace.
+//!
+//! C header: [`include/linux/netfilter.h`]
+//!
+//! rvs hooks IPv4 at IPVS's points and priorities (see
+//! `Documentation/architecture.md`). [`Hooks`] registers them in one
+//! namespace and unregisters them on drop; `nf_unregister_net_hooks` waits
+//! for running hook calls, so once it returns nothing on the packet path
+//! refers to that namespace's state.
+
+use crate::datapath::{self, HookPoint};
+use crate::ffi;
+use crate::netns::Net;
+use crate::skb::Skb;
+use crate::state::NetState;
+use core::ffi::{c_uint, c_void};
+use kernel::prelude::*;
+
+/// What a hook tells netfilter to do with the packet.
+pub(crate) enum Verdict {
+    /// Let it continue (not ours, or ours and rewritten in place).
+    Accept,
+    /// Drop it (netfilter frees it).
+    Drop,
+    /// rvs took the packet over and sent it on (`NF_STOLEN`).
+    Stolen,
+}
+
+/// (hook point, netfilter hook number, priority), as IPVS registers them.
+const POINTS: [(HookPoint, u32, i32); 4] = [
+    // Replies to clients on the director: before the request hook.
+    (HookPoint::LocalInReply, ffi::NF_INET_LOCAL_IN, ffi::NF_IP_PRI_NAT_SRC - 2),
+    // Requests from remote clients to a virtual service.
+    (HookPoint::LocalInRequest, ffi::NF_INET_LOCAL_IN, ffi::NF_IP_PRI_NAT_SRC - 1),
+    // Requests from clients on the director itself.
+    (HookPoint::LocalOutRequest, ffi::NF_INET_LOCAL_OUT, ffi::NF_IP_PRI_NAT_DST + 2),
+    // NAT replies from real servers, routed through the director.
+    (HookPoint::ForwardReply, ffi::NF_INET_FORWARD, 100),
+];
+
+/// rvs's hooks, registered in one namespace.
+pub(crate) struct Hooks {
+    net: *mut ffi::net,
+    ops: KBox<[ffi::nf_hook_ops; 4]>,
+}
+
+// SAFETY: the registration is created and dropped under the namespace's
+// configuration mutex; the C side only reads the ops.
+unsafe impl Send for Hooks {}
+// SAFETY: nothing is reachable mutably through `&Hooks`.
+unsafe impl Sync for Hooks {}
+
+impl Hooks {
+    /// Registers the hooks in `net`, with `state` as their private data.
+    ///
+    /// # Safety
+    ///
+    /// `state` must outlive the returned registration (it is the
+    /// namespace's own state, which drops its hooks first).
+    pub(crate) unsafe fn register(net: &Net, state: *const NetState) -> Result<Self> {
+        let mut ops = KBox::new([ffi::nf_hook_ops::default(); 4], GFP_KERNEL)?;
+        for (op, (point, hooknum, priority)) in ops.iter_mut().zip(POINTS) {
+            op.hook = Some(match point {
+                HookPoint::LocalInReply => hook_fn::<{ HookPoint::LocalInReply as u8 }>,
+                HookPoint::LocalInRequest => hook_fn::<{ HookPoint::LocalInRequest as u8 }>,
+                HookPoint::LocalOutRequest => hook_fn::<{ HookPoint::LocalOutRequest as u8 }>,
+                HookPoint::ForwardReply => hook_fn::<{ HookPoint::ForwardReply as u8 }>,
+            });
+            op.pf = ffi::NFPROTO_IPV4 as u8;
+            op.hooknum = hooknum;
+            op.priority = priority;
+            op.priv_ = state as *mut c_void;
+        }
+        // SAFETY: `ops` is a heap array that lives until `drop`, which
+        // unregisters first; `net` is alive.
+        let ret = unsafe { ffi::nf_register_net_hooks(net.as_ptr(), ops.as_ptr(), 4) };
+        if ret != 0 {
+            return Err(Error::from_errno(ret));
+        }
+        Ok(Self {
+            net: net.as_ptr(),
+            ops,
+        })
+    }
+}
+
+impl Drop for Hooks {
+    fn drop(&mut self) {
+        // SAFETY: registered in `register` on this namespace, which is
+        // alive while its state (our owner) is. Waits for running hooks.
+        unsafe { ffi::nf_unregister_net_hooks(self.net, self.ops.as_ptr(), 4) };
+    }
+}
+
+unsafe extern "C" fn hook_fn<const POINT: u8>(
+    priv_: *mut c_void,
+    skb: *mut ffi::sk_buff,
+    state: *const ffi::nf_hook_state,
+) -> c_uint {
+    let Some(point) = HookPoint::from_u8(POINT) else {
+        return ffi::NF_ACCEPT;
+    };
+    // SAFETY: `priv_` is the namespace state given at registration, alive
+    // until the hooks are unregistered (see `register`).
+    let ns = unsafe { &*(priv_ as *const NetState) };
+    // SAFETY: netfilter passes a valid state whose `net` is alive.
+    let net = unsafe { Net::from_raw((*state).net) };
+    // SAFETY: netfilter passes a valid skb owned by this hook call.
+    let skb = unsafe { Skb::from_raw(skb) };
+    match datapath::handle(point, ns, net, skb) {
+        Verdict::Accept => ffi::NF_ACCEPT,
+        Verdict::Drop => ffi::NF_DROP,
+        Verdict::Stolen => ffi::NF_STOLEN,
+    }
+}

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! RCU: read-side guards, bottom-half guards, and a pointer cell whose
+//! readers never lock and whose writers replace the value wholesale.
+//!
+//! C headers: [`include/linux/rcupdate.h`], [`include/linux/bottom_half.h`]
+//!
+//! The packet path reads services, destinations and connections under
+//! [`ReadGuard`] without taking any lock. Writers (the control plane, under
+//! a namespace's configuration mutex) publish a new value with
+//! [`RcuCell::replace`]; the old one is freed by `call_rcu` after every
+//! reader that could see it has finished.
+
+use crate::ffi;
+use core::marker::PhantomData;
+use core::sync::atomic::{AtomicPtr, Ordering};
+use kernel::prelude::*;
+use kernel::types::Opaque;
+
+/// An RCU read-side critical section (`rcu_read_lock`).
+pub(crate) struct ReadGuard {
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl ReadGuard {
+    /// Enters a read-side critical section.
+    pub(crate) fn new() -> Self {
+        // SAFETY: always allowed; paired with the unlock in `drop`.
+        unsafe { ffi::rvs_rcu_read_lock() };
+        Self {
+            _not_send: PhantomData,
+        }
+    }
+}
+
+impl Drop for ReadGuard {
+    fn drop(&mut self) {
+        // SAFETY: paired with the lock in `new`, on the same CPU context
+        // (the guard is not `Send`).
+        unsafe { ffi::rvs_rcu_read_unlock() };
+    }
+}
+
+/// Bottom halves disabled (`local_bh_disable`), so spinlocks also taken by
+/// the packet path (softirq) can be taken from process context.
+pub(crate) struct BhGuard {
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl BhGuard {
+    /// Disables bottom halves on this CPU until the guard drops.
+    pub(crate) fn new() -> Self {
+        // SAFETY: always allowed; paired with the enable in `drop`.
+        unsafe { ffi::rvs_local_bh_disable() };
+        Self {
+            _not_send: PhantomData,
+        }
+    }
+}
+
+impl Drop for BhGuard {
+    fn drop(&mut self) {
+        // SAFETY: paired with `new` on the same CPU (not `Send`).
+        unsafe { ffi::rvs_local_bh_enable() };
+    }
+}
+
+/// Waits until every RCU callback queued so far has run. Called once at
+/// module unload, so no callback can run module code after it is gone.
+pub(crate) fn barrier() {
+    // SAFETY: may sleep; called from module exit, a sleepable context.
+    unsafe { ffi::rcu_barrier() };
+}
+
+/// A value with its `rcu_head`, freed by an RCU callback.
+#[repr(C)]
+struct Node<T> {
+    head: Opaque<ffi::callback_head>,
+    value: T,
+}
+
+/// A pointer to a `T` that readers load under RCU and writers replace.
+///
+/// # Invariants
+///
+/// `ptr` always points to a live `Node<T>` allocated by `KBox`; a node
+/// that was replaced is freed only after an RCU grace period.
+pub(crate) struct RcuCell<T: Send + Sync> {
+    ptr: AtomicPtr<Node<T>>,
+}
+
+impl<T: Send + Sync> RcuCell<T> {
+    fn node(value: T, flags: kernel::alloc::Flags) -> Result<*mut Node<T>> {
+        let node = KBox::new(
+            Node {
+                head: Opaque::uninit(),
+                value,
+            },
+            flags,
+        )?;
+        Ok(KBox::into_raw(node))
+    }
+
+    /// A cell holding `value`.
+    pub(crate) fn new(value: T) -> Result<Self> {
+        Ok(Self {
+            ptr: AtomicPtr::new(Self::node(value, GFP_KERNEL)?),
+        })
+    }
+
+    /// The current value, valid while `guard` is held.
+    pub(crate) fn get<'g>(&'g self, _guard: &'g ReadGuard) -> &'g T {
+        // SAFETY: the pointer is always valid (invariant) and a replaced
+        // node outlives every read-side section that could have loaded it,
+        // including the caller's (`'g` is tied to the guard).
+        unsafe { &(*self.ptr.load(Ordering::Acquire)).value }
+    }
+
+    /// The current value, for writers: `&mut` access to the owner proves no
+    /// concurrent replace, and readers only ever read.
+    pub(crate) fn get_writer<'a>(&'a self, _writer: &'a mut impl WriterToken) -> &'a T {
+        // SAFETY: as in `get`; the value cannot be replaced while the
+        // writer token is borrowed, because `replace` needs it too.
+        unsafe { &(*self.ptr.load(Ordering::Acquire)).value }
+    }
+
+    /// Publishes `value`; the old value is dropped after a grace period.
+    pub(crate) fn replace(&self, value: T, _writer: &mut impl WriterToken) -> Result {
+        let new = Self::node(value, GFP_KERNEL)?;
+        let old = self.ptr.swap(new, Ordering::AcqRel);
+        // SAFETY: `old` is no longer reachable through the cell; readers
+        // that loaded it are in read-side sections, which `call_rcu` waits
+        // for before `free_node` runs.
+        unsafe { ffi::call_rcu((*old).head.get(), Some(free_node::<T>)) };
+        Ok(())
+    }
+}
+
+impl<T: Send + Sync> Drop for RcuCell<T> {
+    fn drop(&mut self) {
+        let node = *self.ptr.get_mut();
+        // SAFETY: `&mut self` means no reader can reach the cell any more
+        // (its owner was unpublished a grace period ago), so the node can
+        // be freed now.
+        drop(unsafe { KBox::from_raw(node) });
+    }
+}
+
+/// Proof of exclusive write access to a set of RCU cells: the guard of the
+/// mutex that serializes their writers.
+pub(crate) trait WriterToken {}
+
+unsafe extern "C" fn free_node<T: Send + Sync>(head: *mut ffi::callback_head) {
+    // `head` is the first field of a `#[repr(C)]` node (offset 0).
+    let node = head.cast::<Node<T>>();
+    // SAFETY: `call_rcu` was given this node's head in `replace`; the node
+    // came from `KBox::into_raw` and nothing else refers to it now.
+    drop(unsafe { KBox::from_raw(node) });
+}
+
+/// A spinlock guard taken with bottom halves disabled (`spin_lock_bh`):
+/// for locks that both the packet path (softirq) and process context take.
+/// Fields drop in order, so the lock is released before bottom halves are
+/// enabled again.
+pub(crate) struct BhLocked<'a, T> {
+    guard: kernel::sync::lock::Guard<'a, T, kernel::sync::lock::spinlock::SpinLockBackend>,
+    _bh: BhGuard,
+}
+
+/// Locks `lock` with bottom halves disabled.
+pub(crate) fn lock_bh<T>(lock: &kernel::sync::SpinLock<T>) -> BhLocked<'_, T> {
+    let bh = BhGuard::new();
+    BhLocked {
+        guard: lock.lock(),
+        _bh: bh,
+    }
+}
+
+impl<T> core::ops::Deref for BhLocked<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.guard
+    }
+}
+
+impl<T> core::ops::DerefMut for BhLocked<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.guard
+    }
+}

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The service model of one namespace: virtual services and their real
+//! servers (destinations), read by the packet path without locks.
+//!
+//! C counterpart: the service and destination parts of
+//! net/netfilter/ipvs/ip_vs_ctl.c.
+//!
+//! Writers (netlink commands) hold the namespace's configuration mutex and
+//! publish new lists through [`RcuCell`]s; the packet path reads them under
+//! RCU. A list is copied on change, so a reader always sees a consistent
+//! one. Services and destinations are reference counted (`Arc`): a
+//! connection keeps its destination alive after the destination is
+//! deleted, as IPVS's trash list does.
+
+use crate::rcu::{lock_bh, RcuCell, ReadGuard, WriterToken};
+use crate::rvs_core::config::{self, ConfigError, FwdMethod, EEXIST, ENOENT, ESRCH};
+use crate::rvs_core::sched::{DestView, SchedKind, SchedState};
+use crate::rvs_core::svcattr::{DestParams, ServiceKey, ServiceParams};
+use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use kernel::prelude::*;
+use kernel::sync::{new_spinlock, Arc, SpinLock};
+
+/// A real server of a service.
+pub(crate) struct Dest {
+    /// Address, 16-byte form (IPv4 in the first 4 bytes).
+    pub(crate) addr: [u8; 16],
+    /// Port, host order.
+    pub(crate) port: u16,
+    fwd: AtomicU32,
+    weight: AtomicU32,
+    u_thresh: AtomicU32,
+    l_thresh: AtomicU32,
+    /// Connections in an active state (ESTABLISHED, SYN_*).
+    pub(crate) active_conns: AtomicU32,
+    /// Connections in any other state.
+    pub(crate) inactive_conns: AtomicU32,
+}
+
+impl Dest {
+    fn new(p: &DestParams) -> Result<Arc<Self>> {
+        Ok(Arc::new(
+            Dest {
+                addr: p.addr,
+                port: p.port,
+                fwd: AtomicU32::new(p.fwd.to_uapi()),
+                weight: AtomicU32::new(p.weight),
+                u_thresh: AtomicU32::new(p.u_thresh),
+                l_thresh: AtomicU32::new(p.l_thresh),
+                active_conns: AtomicU32::new(0),
+                inactive_conns: AtomicU32::new(0),
+            },
+            GFP_KERNEL,
+        )?)
+    }
+
+    fn apply(&self, p: &DestParams) {
+        self.fwd.store(p.fwd.to_uapi(), Relaxed);
+        self.weight.store(p.weight, Relaxed);
+        self.u_thresh.store(p.u_thresh, Relaxed);
+        self.l_thresh.store(p.l_thresh, Relaxed);
+    }
+
+    /// The forwarding method for new connections.
+    pub(crate) fn fwd(&self) -> FwdMethod {
+        config::validate_fwd_method(self.fwd.load(Relaxed)).unwrap_or(FwdMethod::Route)
+    }
+
+    /// Weight.
+    pub(crate) fn weight(&self) -> u32 {
+        self.weight.load(Relaxed)
+    }
+
+    /// Upper and lower connection thresholds.
+    pub(crate) fn thresholds(&self) -> (u32, u32) {
+        (self.u_thresh.load(Relaxed), self.l_thresh.load(Relaxed))
+    }
+
+    /// What the scheduler sees of this server now.
+    fn view(&self) -> DestView {
+        let active = self.active_conns.load(Relaxed);
+        let inactive = self.inactive_conns.load(Relaxed);
+        let u = self.u_thresh.load(Relaxed);
+        DestView {
+            weight: self.weight(),
+            active_conns: active,
+            inactive_conns: inactive,
+            overloaded: u != 0 && active.saturating_add(inactive) >= u,
+        }
+    }
+
+    fn same(&self, addr: &[u8; 16], port: u16) -> bool {
+        self.addr == *addr && self.port == port
+    }
+}
+
+/// The destinations of a service, in insertion order.
+pub(crate) type DestList = KVec<Arc<Dest>>;
+
+/// Destinations a scheduling decision looks at on the stack; larger
+/// services fall back to one atomic allocation per new connection.
+const STACK_VIEWS: usize = 32;
+
+/// A virtual service.
+#[pin_data]
+pub(crate) struct Service {
+    /// Protocol, virtual address and port.
+    pub(crate) key: ServiceKey,
+    #[pin]
+    sched: SpinLock<SchedState>,
+    dests: RcuCell<DestList>,
+    flags: AtomicU32,
+    timeout: AtomicU32,
+    netmask: AtomicU32,
+}
+
+impl Service {
+    fn new(key: ServiceKey, p: &ServiceParams) -> Result<Arc<Self>> {
+        let dests = RcuCell::new(KVec::new())?;
+        Arc::pin_init(
+            pin_init!(Service {
+                key,
+                sched <- new_spinlock!(SchedState::new(p.sched), "rvs_service_sched"),
+                dests,
+                flags: AtomicU32::new(p.flags),
+                timeout: AtomicU32::new(p.timeout),
+                netmask: AtomicU32::new(p.netmask),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// The destinations, for readers on the packet path.
+    pub(crate) fn dests<'g>(&'g self, g: &'g ReadGuard) -> &'g DestList {
+        self.dests.get(g)
+    }
+
+    /// Scheduler kind, flags, persistence timeout and netmask (listing).
+    pub(crate) fn settings(&self) -> (SchedKind, u32, u32, u32) {
+        let kind = lock_bh(&self.sched).kind();
+        (
+            kind,
+            self.flags.load(Relaxed),
+            self.timeout.load(Relaxed),
+            self.netmask.load(Relaxed),
+        )
+    }
+
+    /// Picks a real server for a new connection, or `None` if none is
+    /// available (all weight 0, overloaded, or no servers).
+    pub(crate) fn schedule(&self, g: &ReadGuard) -> Option<Arc<Dest>> {
+        let dests = self.dests.get(g);
+        let n = dests.len();
+        if n == 0 {
+            return None;
+        }
+        let mut stack = [DestView::default(); STACK_VIEWS];
+        let mut heap = KVec::new();
+        let views: &mut [DestView] = if n <= STACK_VIEWS {
+            stack.get_mut(..n)?
+        } else {
+            heap.reserve(n, GFP_ATOMIC).ok()?;
+            for _ in 0..n {
+                heap.push(DestView::default(), GFP_ATOMIC).ok()?;
+            }
+            &mut heap[..]
+        };
+        for (v, d) in views.iter_mut().zip(dests.iter()) {
+            *v = d.view();
+        }
+        let index = lock_bh(&self.sched).schedule(views)?;
+        dests.get(index).cloned()
+    }
+
+    fn resync_sched(&self, dests: &DestList, kind: Option<SchedKind>) {
+        let mut views = KVec::new();
+        for d in dests.iter() {
+            // Allocation failure only costs the scheduler an exact restart.
+            if views.push(d.view(), GFP_KERNEL).is_err() {
+                break;
+            }
+        }
+        let mut s = lock_bh(&self.sched);
+        match kind {
+            Some(k) if k != s.kind() => *s = SchedState::with_dests(k, &views),
+            _ => s.dests_changed(&views),
+        }
+    }
+}
+
+/// All services of a namespace.
+pub(crate) type ServiceList = KVec<Arc<Service>>;
+
+/// Error of a configuration change: either a precise validation error for
+/// the extended ACK, or a plain kernel error (allocation).
+pub(crate) enum ModelError {
+    /// Validation or lookup failure, with its message.
+    Config(ConfigError),
+    /// Kernel error, e.g. out of memory.
+    Kernel(Error),
+}
+
+impl From<Error> for ModelError {
+    fn from(e: Error) -> Self {
+        ModelError::Kernel(e)
+    }
+}
+
+impl From<kernel::alloc::AllocError> for ModelError {
+    fn from(_: kernel::alloc::AllocError) -> Self {
+        ModelError::Kernel(ENOMEM)
+    }
+}
+
+fn cfg(errno: i32, msg: &'static core::ffi::CStr) -> ModelError {
+    ModelError::Config(ConfigError::new(errno, msg))
+}
+
+/// The service table of a namespace.
+pub(crate) struct Services {
+    list: RcuCell<ServiceList>,
+}
+
+fn copy_without<T>(src: &KVec<Arc<T>>, skip: Option<usize>) -> Result<KVec<Arc<T>>, ModelError> {
+    let mut out = KVec::with_capacity(src.len() + 1, GFP_KERNEL)?;
+    for (i, item) in src.iter().enumerate() {
+        if Some(i) != skip {
+            out.push(item.clone(), GFP_KERNEL)?;
+        }
+    }
+    Ok(out)
+}
+
+impl Services {
+    /// An empty table.
+    pub(crate) fn new() -> Result<Self> {
+        Ok(Self {
+            list: RcuCell::new(KVec::new())?,
+        })
+    }
+
+    /// The service for a packet to `addr:port` over `protocol`.
+    pub(crate) fn lookup<'g>(
+        &'g self,
+        g: &'g ReadGuard,
+        protocol: u8,
+        addr: &[u8; 16],
+        port: u16,
+    ) -> Option<&'g Arc<Service>> {
+        self.list
+            .get(g)
+            .iter()
+            .find(|s| s.key.protocol == protocol && s.key.port == port && s.key.addr == *addr)
+    }
+
+    /// All services, for listing (writer side).
+    pub(crate) fn all<'a>(&'a self, w: &'a mut impl WriterToken) -> &'a ServiceList {
+        self.list.get_writer(w)
+    }
+
+    fn find(list: &ServiceList, key: &ServiceKey) -> Option<usize> {
+        list.iter().position(|s| s.key == *key)
+    }
+
+    /// The service with `key`, or ESRCH.
+    pub(crate) fn get<'a>(
+        &'a self,
+        w: &'a mut impl WriterToken,
+        key: &ServiceKey,
+    ) -> Result<&'a Arc<Service>, ModelError> {
+        let list = self.list.get_writer(w);
+        Self::find(list, key)
+            .and_then(|i| list.get(i))
+            .ok_or(cfg(ESRCH, c"no such service"))
+    }
+
+    /// Adds a service; EEXIST if one with the same key exists.
+    pub(crate) fn add(
+        &self,
+        w: &mut impl WriterToken,
+        key: ServiceKey,
+        p: &ServiceParams,
+    ) -> Result<(), ModelError> {
+        let list = self.list.get_writer(w);
+        if Self::find(list, &key).is_some() {
+            return Err(cfg(EEXIST, c"service already exists"));
+        }
+        let mut new = copy_without(list, None)?;
+        new.push(Service::new(key, p)?, GFP_KERNEL)?;
+        self.list.replace(new, w)?;
+        Ok(())
+    }
+
+    /// Changes a service's scheduler and persistence settings.
+    pub(crate) fn edit(
+        &self,
+        w: &mut impl WriterToken,
+        key: &ServiceKey,
+        p: &ServiceParams,
+    ) -> Result<(), ModelError> {
+        let svc = self.get(w, key)?.clone();
+        svc.flags.store(p.flags, Relaxed);
+        svc.timeout.store(p.timeout, Relaxed);
+        svc.netmask.store(p.netmask, Relaxed);
+        let dests = svc.dests.get_writer(w);
+        svc.resync_sched(dests, Some(p.sched));
+        Ok(())
+    }
+
+    /// Deletes a service. Its existing connections keep their servers
+    /// until they expire, as in IPVS.
+    pub(crate) fn delete(&self, w: &mut impl WriterToken, key: &ServiceKey) -> Result<(), ModelError> {
+        let list = self.list.get_writer(w);
+        let i = Self::find(list, key).ok_or(cfg(ESRCH, c"no such service"))?;
+        let new = copy_without(list, Some(i))?;
+        self.list.replace(new, w)?;
+        Ok(())
+    }
+
+    /// Deletes every service.
+    pub(crate) fn flush(&self, w: &mut impl WriterToken) -> Result<(), ModelError> {
+        self.list.replace(KVec::new(), w)?;
+        Ok(())
+    }
+
+    /// Number of services.
+    pub(crate) fn count(&self, w: &mut impl WriterToken) -> usize {
+        self.list.get_writer(w).len()
+    }
+
+    /// Adds a real server to the service `key`.
+    pub(crate) fn add_dest(
+        &self,
+        w: &mut impl WriterToken,
+        key: &ServiceKey,
+        p: &DestParams,
+    ) -> Result<(), ModelError> {
+        let svc = self.get(w, key)?.clone();
+        config::port_mapping_allowed(p.fwd, key.port, p.port).map_err(ModelError::Config)?;
+        let dests = svc.dests.get_writer(w);
+        if dests.iter().any(|d| d.same(&p.addr, p.port)) {
+            return Err(cfg(EEXIST, c"real server already exists"));
+        }
+        let mut new = copy_without(dests, None)?;
+        new.push(Dest::new(p)?, GFP_KERNEL)?;
+        svc.dests.replace(new, w)?;
+        let dests = svc.dests.get_writer(w);
+        svc.resync_sched(dests, None);
+        Ok(())
+    }
+
+    /// Changes a real server's forwarding method, weight and thresholds.
+    pub(crate) fn edit_dest(
+        &self,
+        w: &mut impl WriterToken,
+        key: &ServiceKey,
+        p: &DestParams,
+    ) -> Result<(), ModelError> {
+        let svc = self.get(w, key)?.clone();
+        config::port_mapping_allowed(p.fwd, key.port, p.port).map_err(ModelError::Config)?;
+        let dests = svc.dests.get_writer(w);
+        let d = dests
+            .iter()
+            .find(|d| d.same(&p.addr, p.port))
+            .ok_or(cfg(ENOENT, c"no such real server"))?;
+        d.apply(p);
+        svc.resync_sched(dests, None);
+        Ok(())
+    }
+
+    /// Removes a real server; its connections live on until they expire.
+    pub(crate) fn delete_dest(
+        &self,
+        w: &mut impl WriterToken,
+        key: &ServiceKey,
+        p: &DestParams,
+    ) -> Result<(), ModelError> {
+        let svc = self.get(w, key)?.clone();
+        let dests = svc.dests.get_writer(w);
+        let i = dests
+            .iter()
+            .position(|d| d.same(&p.addr, p.port))
+            .ok_or(cfg(ENOENT, c"no such real server"))?;
+        let new = copy_without(dests, Some(i))?;
+        svc.dests.replace(new, w)?;
+        let dests = svc.dests.get_writer(w);
+        svc.resync_sched(dests, None);
+        Ok(())
+    }
+
+    /// The real servers of a service (writer side, for dumps).
+    pub(crate) fn dests_of<'a>(
+        &'a self,
+        w: &'a mut impl WriterToken,
+        key: &ServiceKey,
+    ) -> Result<KVec<Arc<Dest>>, ModelError> {
+        let svc = self.get(w, key)?.clone();
+        let dests = svc.dests.get_writer(w);
+        Ok(copy_without(dests, None)?)
+    }
+}

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A bounded view of a packet (`struct sk_buff`) for netfilter hooks.
+//!
+//! C header: [`include/linux/skbuff.h`]
+//!
+//! Hooks see an [`Skb`] instead of a raw pointer. Reading goes through
+//! [`Skb::header`], which first makes the asked-for bytes linear
+//! (`pskb_may_pull`) and then hands out a slice of exactly that length, so
+//! a malformed or truncated packet can at worst fail the call. Writing
+//! first makes the bytes private to us (`skb_ensure_writable`).
+
+use crate::ffi;
+use crate::netns::Net;
+use core::marker::PhantomData;
+use kernel::prelude::*;
+
+/// A packet owned by the netfilter hook that is processing it.
+///
+/// # Invariants
+///
+/// `ptr` is a valid `sk_buff` for the lifetime `'a` of the hook call, and
+/// only this `Skb` touches it during that time.
+pub(crate) struct Skb<'a> {
+    ptr: *mut ffi::sk_buff,
+    _p: PhantomData<&'a mut ffi::sk_buff>,
+}
+
+impl<'a> Skb<'a> {
+    /// # Safety
+    ///
+    /// `ptr` is a valid `sk_buff` owned by the caller's hook invocation for
+    /// `'a`, not accessed elsewhere meanwhile.
+    pub(crate) unsafe fn from_raw(ptr: *mut ffi::sk_buff) -> Self {
+        Self {
+            ptr,
+            _p: PhantomData,
+        }
+    }
+
+    /// The raw pointer, for the transmit helpers in this crate.
+    pub(crate) fn as_ptr(&self) -> *mut ffi::sk_buff {
+        self.ptr
+    }
+
+    /// Total length of the packet from the network header.
+    pub(crate) fn len(&self) -> usize {
+        // SAFETY: valid skb (type invariant).
+        unsafe { ffi::rvs_skb_len(self.ptr) as usize }
+    }
+
+    /// The first `len` bytes from the network header, made linear. `None`
+    /// if the packet is shorter or the pull failed (allocation).
+    pub(crate) fn header(&mut self, len: usize) -> Option<&[u8]> {
+        let len32 = u32::try_from(len).ok()?;
+        // SAFETY: valid skb; `pskb_may_pull` checks `len` against the
+        // packet length and may reallocate the head, which is why the slice
+        // is taken afterwards and borrows `self` mutably.
+        if !unsafe { ffi::rvs_pskb_may_pull(self.ptr, len32) } {
+            return None;
+        }
+        // SAFETY: after a successful pull, `len` bytes at `data` are linear
+        // (`skb_headlen >= len`) and stay put while `self` is borrowed.
+        Some(unsafe { core::slice::from_raw_parts(ffi::rvs_skb_data(self.ptr), len) })
+    }
+
+    /// The first `len` bytes, linear and writable (unshared), or `None`.
+    pub(crate) fn header_mut(&mut self, len: usize) -> Option<&mut [u8]> {
+        let len_i = core::ffi::c_uint::try_from(len).ok()?;
+        // SAFETY: valid skb; `skb_ensure_writable` pulls and unclones the
+        // first `len` bytes, or fails without changing the packet's data.
+        if unsafe { ffi::skb_ensure_writable(self.ptr, len_i) } != 0 {
+            return None;
+        }
+        // SAFETY: `len` bytes at `data` are now linear and private to this
+        // skb; the slice borrows `self` mutably, so nothing moves them.
+        Some(unsafe { core::slice::from_raw_parts_mut(ffi::rvs_skb_data(self.ptr), len) })
+    }
+
+    /// Whether rvs itself transmitted this packet (it is re-entering
+    /// netfilter after transmit and must pass untouched).
+    pub(crate) fn is_rvs_xmit(&self) -> bool {
+        // SAFETY: valid skb.
+        unsafe { ffi::rvs_skb_is_xmit(self.ptr) }
+    }
+
+    /// Whether the transport checksum is left to the device
+    /// (CHECKSUM_PARTIAL): its field then holds the pseudo-header sum.
+    pub(crate) fn csum_partial(&self) -> bool {
+        // SAFETY: valid skb.
+        unsafe { ffi::rvs_skb_csum_partial(self.ptr) }
+    }
+
+    /// Whether this is a GSO super-packet (segmented later by the stack).
+    pub(crate) fn is_gso(&self) -> bool {
+        // SAFETY: valid skb.
+        unsafe { ffi::rvs_skb_is_gso(self.ptr) }
+    }
+
+    /// Updates a transport checksum at byte offset `at` of the packet for a
+    /// 4-byte field change (an address), correctly for every `ip_summed`
+    /// mode (`inet_proto_csum_replace4`). `pseudo`: the field is part of the
+    /// pseudo-header.
+    pub(crate) fn csum_replace4(&mut self, at: usize, from: [u8; 4], to: [u8; 4], pseudo: bool) {
+        let Some(check) = self.header_mut(at + 2) else {
+            return;
+        };
+        let check = check.as_mut_ptr().wrapping_add(at).cast::<u16>();
+        // SAFETY: the two bytes at `at` are linear and writable (just made
+        // so); the kernel writes them unaligned-safely as a __sum16 and
+        // adjusts `skb->csum` for CHECKSUM_COMPLETE.
+        unsafe {
+            ffi::inet_proto_csum_replace4(
+                check,
+                self.ptr,
+                u32::from_ne_bytes(from),
+                u32::from_ne_bytes(to),
+                pseudo,
+            )
+        };
+    }
+
+    /// As [`Skb::csum_replace4`] for a 2-byte field (a port).
+    pub(crate) fn csum_replace2(&mut self, at: usize, from: [u8; 2], to: [u8; 2]) {
+        let Some(check) = self.header_mut(at + 2) else {
+            return;
+        };
+        let check = check.as_mut_ptr().wrapping_add(at).cast::<u16>();
+        // SAFETY: as in `csum_replace4`.
+        unsafe {
+            ffi::rvs_inet_proto_csum_replace2(
+                check,
+                self.ptr,
+                u16::from_ne_bytes(from),
+                u16::from_ne_bytes(to),
+                false,
+            )
+        };
+    }
+}
+
+/// Routes `skb` to IPv4 `daddr` in `net`, replacing its route. Returns the
+/// route's MTU, source address and whether the destination is local.
+pub(crate) struct RouteInfo {
+    /// Path MTU of the new route.
+    pub(crate) mtu: u32,
+    /// Preferred source address for the route.
+    pub(crate) saddr: [u8; 4],
+}
+
+/// Looks up the output route to `daddr` and attaches it to the packet.
+/// Fails for unroutable or local destinations (rvs never forwards to its
+/// own addresses). `known_nh`: `daddr` is the next hop even though the
+/// packet's own destination differs (direct routing keeps the VIP as
+/// destination but must reach the real server's MAC).
+pub(crate) fn route_to(net: &Net, skb: &mut Skb<'_>, daddr: [u8; 4], known_nh: bool) -> Result<RouteInfo> {
+    let mut saddr: u32 = 0;
+    // SAFETY: `net` is alive; `saddr` is a valid out-pointer.
+    let rt = unsafe {
+        ffi::rvs_route_output(net.as_ptr(), u32::from_ne_bytes(daddr), known_nh, &mut saddr)
+    };
+    if rt.is_null() {
+        return Err(crate::genl::errno(ffi::EHOSTUNREACH));
+    }
+    // SAFETY: `rt` is a referenced route we own.
+    if unsafe { ffi::rvs_rt_is_local(rt) } {
+        // SAFETY: we own this reference and drop it here.
+        unsafe { ffi::rvs_rt_put(rt) };
+        return Err(EINVAL);
+    }
+    // SAFETY: `rt` is valid; MTU read only.
+    let mtu = unsafe { ffi::rvs_rt_mtu(rt) };
+    // SAFETY: valid skb; the skb takes over our route reference.
+    unsafe { ffi::rvs_skb_set_route(skb.ptr, rt) };
+    Ok(RouteInfo {
+        mtu,
+        saddr: saddr.to_ne_bytes(),
+    })
+}
+
+/// Sends a routed packet out through netfilter's LOCAL_OUT (so later hooks
+/// and policy see it), marked as rvs's so rvs's own hooks pass it, and
+/// untracked by conntrack like IPVS's. Consumes the packet.
+///
+/// `from_wire`: the packet was received (not sent by a local socket), so a
+/// socket that early demux attached to it must be let go first.
+pub(crate) fn local_out(net: &Net, skb: Skb<'_>, from_wire: bool) {
+    // SAFETY: valid skb with a route attached by `route_to`; ownership
+    // passes to the output path (the caller returns NF_STOLEN).
+    unsafe {
+        ffi::rvs_skb_mark_xmit(skb.ptr);
+        ffi::rvs_skb_notrack(skb.ptr);
+        if from_wire {
+            ffi::rvs_skb_orphan(skb.ptr);
+        }
+        ffi::rvs_nf_local_out(net.as_ptr(), skb.ptr);
+    }
+}
+
+/// Sends ICMP "fragmentation needed" with `mtu` back to the packet's source.
+pub(crate) fn icmp_frag_needed(skb: &mut Skb<'_>, mtu: u32) {
+    // SAFETY: valid skb with its input route still attached.
+    unsafe { ffi::rvs_icmp_send_frag_needed(skb.ptr, mtu) };
+}
+
+/// Makes room for `headroom` more bytes in front of the packet.
+pub(crate) fn cow_head(skb: &mut Skb<'_>, headroom: u32) -> Result {
+    // SAFETY: valid skb.
+    if unsafe { ffi::rvs_skb_cow_head(skb.ptr, headroom) } != 0 {
+        return Err(ENOMEM);
+    }
+    Ok(())
+}
+
+/// Prepends `hdr` (after [`cow_head`]) as the new network header, marking
+/// GSO packets for IP-in-IP segmentation.
+pub(crate) fn push_ipip_header(skb: &mut Skb<'_>, hdr: &[u8; 20]) -> Result {
+    // SAFETY: valid skb.
+    if unsafe { ffi::iptunnel_handle_offloads(skb.ptr, ffi::SKB_GSO_IPXIP4 as i32) } != 0 {
+        return Err(ENOMEM);
+    }
+    // SAFETY: `cow_head` reserved at least 20 bytes of private headroom,
+    // so `skb_push` returns a pointer to 20 writable bytes.
+    unsafe {
+        let p = ffi::skb_push(skb.ptr, 20).cast::<u8>();
+        core::ptr::copy_nonoverlapping(hdr.as_ptr(), p, 20);
+        ffi::rvs_skb_reset_network_header(skb.ptr);
+        ffi::rvs_ipcb_clear(skb.ptr);
+    }
+    Ok(())
+}

@@ -4,7 +4,7 @@
 KDIR ?= $(shell qemu/build-kernel --print-dir 2>/dev/null)
 RVS_TOOLS_DIR ?= $(HOME)/.cache/rvs/tools
 KMAKE := $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=1 RUSTC=/usr/bin/rustc \
-	BINDGEN=$(RVS_TOOLS_DIR)/bin/bindgen \
+	BINDGEN=$(RVS_TOOLS_DIR)/bin/bindgen CLIPPY_DRIVER=/usr/bin/clippy-driver \
 	PATH=/usr/lib/llvm-19/bin:$(RVS_TOOLS_DIR)/bin:$(PATH)
 
 .PHONY: all module rvsadm deps kernel clean test demo help clippy fmt
@@ -40,7 +40,8 @@ clippy:
 	cd rvs/core && cargo clippy --all-targets -- -D warnings
 
 fmt:
-	rustfmt --edition 2021 rvs/*.rs
+	rustfmt --edition 2021 --config-path $(KDIR)/.rustfmt.toml \
+		$(filter-out rvs/bindings_generated.rs,$(wildcard rvs/*.rs))
 	cd rvsadm && cargo fmt
 	cd rvs/core && cargo fmt
 

@@ -120,8 +120,10 @@ impl Conn {
                 timeouts.timeout_for(new)
             }
         };
-        self.expires
-            .store(jiffies().wrapping_add(secs_to_jiffies(timeout)), Ordering::Relaxed);
+        self.expires.store(
+            jiffies().wrapping_add(secs_to_jiffies(timeout)),
+            Ordering::Relaxed,
+        );
     }
 
     fn account(&self, from: TcpState, to: TcpState) {
@@ -138,17 +140,6 @@ impl Conn {
         inc.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Seconds until expiry (listing).
-    pub(crate) fn expires_in_jiffies(&self) -> u64 {
-        let t = self.expires.load(Ordering::Relaxed);
-        let now = jiffies();
-        if expired(t, now) {
-            0
-        } else {
-            t.wrapping_sub(now)
-        }
-    }
-
     fn is_expired(&self, now: u64) -> bool {
         expired(self.expires.load(Ordering::Relaxed), now)
     }
@@ -160,7 +151,7 @@ fn dec_saturating(a: &AtomicU32) {
 
 /// The table.
 pub(crate) struct ConnTable {
-    buckets: KVec<AtomicPtr<Conn>>,
+    buckets: KVVec<AtomicPtr<Conn>>,
     locks: KVec<Pin<KBox<SpinLock<()>>>>,
     bits: u32,
     key: SipKey,
@@ -178,13 +169,17 @@ impl ConnTable {
     /// A table of `1 << bits` buckets holding at most `max` entries.
     pub(crate) fn new(bits: u32, max: u32) -> Result<Self> {
         let n = 1usize << bits;
-        let mut buckets = KVec::with_capacity(n, GFP_KERNEL)?;
+        // 2^16 pointers is 512 KiB: kvmalloc, so it need not be contiguous.
+        let mut buckets = KVVec::with_capacity(n, GFP_KERNEL)?;
         for _ in 0..n {
             buckets.push(AtomicPtr::new(ptr::null_mut()), GFP_KERNEL)?;
         }
         let mut locks = KVec::with_capacity(LOCK_STRIPES, GFP_KERNEL)?;
         for _ in 0..LOCK_STRIPES {
-            locks.push(KBox::pin_init(new_spinlock!((), "rvs_conn_bucket"), GFP_KERNEL)?, GFP_KERNEL)?;
+            locks.push(
+                KBox::pin_init(new_spinlock!((), "rvs_conn_bucket"), GFP_KERNEL)?,
+                GFP_KERNEL,
+            )?;
         }
         let mut key = [0u8; 16];
         // SAFETY: `key` is a valid 16-byte buffer.
@@ -204,13 +199,11 @@ impl ConnTable {
         1u32 << self.bits
     }
 
-    /// Number of live entries.
-    pub(crate) fn count(&self) -> u32 {
-        self.count.load(Ordering::Relaxed)
-    }
-
     fn bucket_of(&self, protocol: u8, caddr: &[u8; 16], cport: u16) -> usize {
-        hash::bucket(hash::conn_hash(&self.key, protocol, caddr, cport), self.bits)
+        hash::bucket(
+            hash::conn_hash(&self.key, protocol, caddr, cport),
+            self.bits,
+        )
     }
 
     fn lock(&self, bucket: usize) -> Option<&SpinLock<()>> {
@@ -323,7 +316,8 @@ impl ConnTable {
         }
         // A new connection starts inactive (state NONE).
         conn.dest.inactive_conns.fetch_add(1, Ordering::Relaxed);
-        conn.next.store(head.load(Ordering::Relaxed), Ordering::Relaxed);
+        conn.next
+            .store(head.load(Ordering::Relaxed), Ordering::Relaxed);
         let raw = KBox::into_raw(conn);
         // Publish: readers that load the new head see a fully built entry.
         head.store(raw, Ordering::Release);
@@ -392,30 +386,6 @@ impl ConnTable {
             self.sweep_bucket(b, |_| true);
         }
     }
-
-    /// Calls `f` on every live entry, skipping the first `skip`; stops when
-    /// `f` returns false. Returns the position reached (for resumable
-    /// dumps).
-    pub(crate) fn for_each(&self, g: &ReadGuard, skip: u64, mut f: impl FnMut(&Conn) -> bool) -> u64 {
-        let now = jiffies();
-        let mut pos = 0u64;
-        for b in self.buckets.iter() {
-            let mut p = b.load(Ordering::Acquire);
-            while !p.is_null() {
-                // SAFETY: as in `walk`, under the caller's read section.
-                let c = unsafe { &*p };
-                if !c.is_expired(now) {
-                    if pos >= skip && !f(c) {
-                        return pos;
-                    }
-                    pos += 1;
-                }
-                p = c.next.load(Ordering::Acquire);
-            }
-        }
-        let _ = g;
-        pos
-    }
 }
 
 impl Drop for ConnTable {
@@ -424,6 +394,10 @@ impl Drop for ConnTable {
     }
 }
 
+/// # Safety
+///
+/// Called by RCU only, with the head of an entry unlinked by
+/// `sweep_bucket`.
 unsafe extern "C" fn free_conn(head: *mut ffi::callback_head) {
     // SAFETY: `head` is the first field of a `#[repr(C)] Conn` that came
     // from `KBox::into_raw` and was unlinked a grace period ago.

@@ -192,7 +192,13 @@ fn request(
     xmit::transmit(net, skb, pkt, conn, point == HookPoint::LocalInRequest)
 }
 
-fn reply(ns: &NetState, conns: &ConnTable, mut skb: Skb<'_>, pkt: &Packet, g: &ReadGuard) -> Verdict {
+fn reply(
+    ns: &NetState,
+    conns: &ConnTable,
+    mut skb: Skb<'_>,
+    pkt: &Packet,
+    g: &ReadGuard,
+) -> Verdict {
     let daddr = addr16(pkt.ip.saddr);
     let caddr = addr16(pkt.ip.daddr);
     let Some(conn) = conns.lookup_out(g, pkt.ip.proto, &daddr, pkt.sport, &caddr, pkt.dport) else {

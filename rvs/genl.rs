@@ -38,8 +38,7 @@ impl<'a> Attr<'a> {
         let payload_len = len.checked_sub(4)?;
         // SAFETY: the netlink core validated that `nla_len` bytes starting at
         // `nla` lie within the message (nla_ok), and the header is 4 bytes.
-        let payload =
-            unsafe { core::slice::from_raw_parts(nla.cast::<u8>().add(4), payload_len) };
+        let payload = unsafe { core::slice::from_raw_parts(nla.cast::<u8>().add(4), payload_len) };
         Some(Attr { payload })
     }
 }
@@ -270,11 +269,6 @@ impl Msg {
         Ok(())
     }
 
-    /// Appends a `u8` attribute.
-    pub(crate) fn put_u8(&mut self, kind: u32, v: u8) -> Result {
-        self.put(kind, &[v])
-    }
-
     /// Appends a `u16` attribute in host order.
     pub(crate) fn put_u16(&mut self, kind: u32, v: u16) -> Result {
         self.put(kind, &v.to_ne_bytes())
@@ -288,19 +282,6 @@ impl Msg {
     /// Appends a `u32` attribute in host order.
     pub(crate) fn put_u32(&mut self, kind: u32, v: u32) -> Result {
         self.put(kind, &v.to_ne_bytes())
-    }
-
-    /// Appends a 64-bit attribute, aligned with pad attribute `pad`.
-    pub(crate) fn put_u64(&mut self, kind: u32, v: u64, pad: u32) -> Result {
-        let data = v.to_ne_bytes();
-        // SAFETY: `skb` is ours; `data` is 8 valid bytes.
-        let ret = unsafe {
-            ffi::nla_put_64bit(self.skb, kind as c_int, 8, data.as_ptr().cast(), pad as c_int)
-        };
-        if ret != 0 {
-            return Err(emsgsize());
-        }
-        Ok(())
     }
 
     /// Appends a NUL-terminated string attribute.
@@ -372,9 +353,6 @@ pub(crate) struct Dump<'a> {
     _p: PhantomData<&'a ffi::netlink_callback>,
 }
 
-/// Number of `long` cursor slots a dump can keep across rounds.
-pub(crate) const DUMP_CURSORS: usize = 6;
-
 impl<'a> Dump<'a> {
     /// The namespace the dump runs in.
     pub(crate) fn net(&self) -> &'a Net {
@@ -387,7 +365,7 @@ impl<'a> Dump<'a> {
     pub(crate) fn cursor(&self, i: usize) -> i64 {
         // SAFETY: `cb` is valid; `args` is the union's `long[6]` view.
         let args = unsafe { &(*self.cb).__bindgen_anon_1.args };
-        args.get(i).copied().unwrap_or(0) as i64
+        args.get(i).copied().unwrap_or(0)
     }
 
     /// Sets cursor slot `i`.
@@ -460,6 +438,9 @@ impl<'a> Dump<'a> {
     }
 }
 
+/// # Safety
+///
+/// Called by the genl core only, with a valid request skb and `info`.
 unsafe extern "C" fn doit_trampoline<H: Handler>(
     _skb: *mut ffi::sk_buff,
     info: *mut ffi::genl_info,
@@ -476,6 +457,9 @@ unsafe extern "C" fn doit_trampoline<H: Handler>(
     }
 }
 
+/// # Safety
+///
+/// Called by the netlink core only, with a valid buffer and callback.
 unsafe extern "C" fn dumpit_trampoline<H: Handler>(
     skb: *mut ffi::sk_buff,
     cb: *mut ffi::netlink_callback,

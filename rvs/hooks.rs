@@ -31,11 +31,23 @@ pub(crate) enum Verdict {
 /// (hook point, netfilter hook number, priority), as IPVS registers them.
 const POINTS: [(HookPoint, u32, i32); 4] = [
     // Replies to clients on the director: before the request hook.
-    (HookPoint::LocalInReply, ffi::NF_INET_LOCAL_IN, ffi::NF_IP_PRI_NAT_SRC - 2),
+    (
+        HookPoint::LocalInReply,
+        ffi::NF_INET_LOCAL_IN,
+        ffi::NF_IP_PRI_NAT_SRC - 2,
+    ),
     // Requests from remote clients to a virtual service.
-    (HookPoint::LocalInRequest, ffi::NF_INET_LOCAL_IN, ffi::NF_IP_PRI_NAT_SRC - 1),
+    (
+        HookPoint::LocalInRequest,
+        ffi::NF_INET_LOCAL_IN,
+        ffi::NF_IP_PRI_NAT_SRC - 1,
+    ),
     // Requests from clients on the director itself.
-    (HookPoint::LocalOutRequest, ffi::NF_INET_LOCAL_OUT, ffi::NF_IP_PRI_NAT_DST + 2),
+    (
+        HookPoint::LocalOutRequest,
+        ffi::NF_INET_LOCAL_OUT,
+        ffi::NF_IP_PRI_NAT_DST + 2,
+    ),
     // NAT replies from real servers, routed through the director.
     (HookPoint::ForwardReply, ffi::NF_INET_FORWARD, 100),
 ];
@@ -94,6 +106,10 @@ impl Drop for Hooks {
     }
 }
 
+/// # Safety
+///
+/// Called by netfilter only, with the `priv_` given at registration, a
+/// valid packet and a valid hook state.
 unsafe extern "C" fn hook_fn<const POINT: u8>(
     priv_: *mut c_void,
     skb: *mut ffi::sk_buff,

@@ -129,7 +129,8 @@ fn service_cmd(cmd: u32, req: &Request<'_>) -> Result {
     let ns = state_of(req)?;
     let nest = required(req, ffi::RVS_CMD_ATTR_SERVICE, c"service attribute missing")?;
     let full = cmd != ffi::RVS_CMD_DEL_SERVICE;
-    let (key, params) = svcattr::parse_service(nest.payload, full).map_err(|c| fail_config(req, c))?;
+    let (key, params) =
+        svcattr::parse_service(nest.payload, full).map_err(|c| fail_config(req, c))?;
     let mut ctl = ns.lock();
     let res = match (cmd, params) {
         (ffi::RVS_CMD_NEW_SERVICE, Some(p)) => {
@@ -145,10 +146,16 @@ fn service_cmd(cmd: u32, req: &Request<'_>) -> Result {
 fn dest_cmd(cmd: u32, req: &Request<'_>) -> Result {
     let ns = state_of(req)?;
     let svc_nest = required(req, ffi::RVS_CMD_ATTR_SERVICE, c"service attribute missing")?;
-    let dest_nest = required(req, ffi::RVS_CMD_ATTR_DEST, c"real server attribute missing")?;
-    let (key, _) = svcattr::parse_service(svc_nest.payload, false).map_err(|c| fail_config(req, c))?;
+    let dest_nest = required(
+        req,
+        ffi::RVS_CMD_ATTR_DEST,
+        c"real server attribute missing",
+    )?;
+    let (key, _) =
+        svcattr::parse_service(svc_nest.payload, false).map_err(|c| fail_config(req, c))?;
     let full = cmd != ffi::RVS_CMD_DEL_DEST;
-    let d = svcattr::parse_dest(dest_nest.payload, key.af, full).map_err(|c| fail_config(req, c))?;
+    let d =
+        svcattr::parse_dest(dest_nest.payload, key.af, full).map_err(|c| fail_config(req, c))?;
     let mut ctl = ns.lock();
     let res = match cmd {
         ffi::RVS_CMD_NEW_DEST => ns.services.add_dest(&mut *ctl, &key, &d),
@@ -161,7 +168,9 @@ fn dest_cmd(cmd: u32, req: &Request<'_>) -> Result {
 fn flush(req: &Request<'_>) -> Result {
     let ns = state_of(req)?;
     let mut ctl = ns.lock();
-    ns.services.flush(&mut *ctl).map_err(|e| fail_model(req, e))?;
+    ns.services
+        .flush(&mut *ctl)
+        .map_err(|e| fail_model(req, e))?;
     // Unlike IPVS, flushing also drops the connections: after `-C` nothing
     // is balanced any more, not even established flows.
     if let Some(conns) = ns.conns() {
@@ -231,7 +240,10 @@ fn get_service(req: &Request<'_>) -> Result {
     let (key, _) = svcattr::parse_service(nest.payload, false).map_err(|c| fail_config(req, c))?;
     let svc = {
         let mut ctl = ns.lock();
-        ns.services.get(&mut *ctl, &key).map_err(|e| fail_model(req, e))?.clone()
+        ns.services
+            .get(&mut *ctl, &key)
+            .map_err(|e| fail_model(req, e))?
+            .clone()
     };
     let mut reply = req.reply(ffi::RVS_CMD_NEW_SERVICE as u8)?;
     put_service(reply.msg(), &svc)?;
@@ -278,7 +290,9 @@ fn dump_dests(dump: &mut Dump<'_>) -> Result {
     let start = usize::try_from(dump.cursor(0)).unwrap_or(usize::MAX);
     let mut i = start;
     while let Some(d) = dests.get(i) {
-        if !dump.entry(ffi::RVS_CMD_NEW_DEST as u8, |m| put_dest(m, d, key.af.to_u16()))? {
+        if !dump.entry(ffi::RVS_CMD_NEW_DEST as u8, |m| {
+            put_dest(m, d, key.af.to_u16())
+        })? {
             break;
         }
         i += 1;

@@ -97,11 +97,13 @@ impl<T: PernetState> Registration<T> {
     /// Registers the per-namespace subsystem: `T::new` runs for every
     /// existing namespace before this returns.
     pub(crate) fn new() -> Result<Self> {
-        let mut ops = ffi::pernet_operations::default();
-        ops.init = Some(pernet_init::<T>);
-        ops.exit = Some(pernet_exit::<T>);
-        ops.id = T::id_slot().as_ptr();
-        ops.size = core::mem::size_of::<*mut T>();
+        let ops = ffi::pernet_operations {
+            init: Some(pernet_init::<T>),
+            exit: Some(pernet_exit::<T>),
+            id: T::id_slot().as_ptr(),
+            size: core::mem::size_of::<*mut T>(),
+            ..Default::default()
+        };
         let ops = KBox::pin(
             Ops {
                 ops,
@@ -132,6 +134,9 @@ fn slot<T: PernetState>(net: &Net) -> *mut *mut T {
     unsafe { ffi::rvs_net_generic(net.as_ptr(), id) }.cast::<*mut T>()
 }
 
+/// # Safety
+///
+/// Called by the pernet core only, with a namespace being set up.
 unsafe extern "C" fn pernet_init<T: PernetState>(net: *mut ffi::net) -> c_int {
     // SAFETY: the kernel calls `init` with a namespace that is alive for the
     // duration of the call.
@@ -154,6 +159,9 @@ unsafe extern "C" fn pernet_init<T: PernetState>(net: *mut ffi::net) -> c_int {
     }
 }
 
+/// # Safety
+///
+/// Called by the pernet core only, with a namespace being torn down.
 unsafe extern "C" fn pernet_exit<T: PernetState>(net: *mut ffi::net) {
     // SAFETY: the kernel calls `exit` with a namespace that is alive for the
     // duration of the call.
@@ -173,4 +181,3 @@ unsafe extern "C" fn pernet_exit<T: PernetState>(net: *mut ffi::net) {
     state.exit(net);
     drop(state);
 }
-

@@ -150,6 +150,9 @@ impl<T: Send + Sync> Drop for RcuCell<T> {
 /// mutex that serializes their writers.
 pub(crate) trait WriterToken {}
 
+/// # Safety
+///
+/// Called by RCU only, with the head of a node queued by `replace`.
 unsafe extern "C" fn free_node<T: Send + Sync>(head: *mut ffi::callback_head) {
     // `head` is the first field of a `#[repr(C)]` node (offset 0).
     let node = head.cast::<Node<T>>();

@@ -130,11 +130,6 @@ impl Service {
         )
     }
 
-    /// The destinations, for readers on the packet path.
-    pub(crate) fn dests<'g>(&'g self, g: &'g ReadGuard) -> &'g DestList {
-        self.dests.get(g)
-    }
-
     /// Scheduler kind, flags, persistence timeout and netmask (listing).
     pub(crate) fn settings(&self) -> (SchedKind, u32, u32, u32) {
         let kind = lock_bh(&self.sched).kind();
@@ -309,7 +304,11 @@ impl Services {
 
     /// Deletes a service. Its existing connections keep their servers
     /// until they expire, as in IPVS.
-    pub(crate) fn delete(&self, w: &mut impl WriterToken, key: &ServiceKey) -> Result<(), ModelError> {
+    pub(crate) fn delete(
+        &self,
+        w: &mut impl WriterToken,
+        key: &ServiceKey,
+    ) -> Result<(), ModelError> {
         let list = self.list.get_writer(w);
         let i = Self::find(list, key).ok_or(cfg(ESRCH, c"no such service"))?;
         let new = copy_without(list, Some(i))?;
@@ -321,11 +320,6 @@ impl Services {
     pub(crate) fn flush(&self, w: &mut impl WriterToken) -> Result<(), ModelError> {
         self.list.replace(KVec::new(), w)?;
         Ok(())
-    }
-
-    /// Number of services.
-    pub(crate) fn count(&self, w: &mut impl WriterToken) -> usize {
-        self.list.get_writer(w).len()
     }
 
     /// Adds a real server to the service `key`.
@@ -396,6 +390,6 @@ impl Services {
     ) -> Result<KVec<Arc<Dest>>, ModelError> {
         let svc = self.get(w, key)?.clone();
         let dests = svc.dests.get_writer(w);
-        Ok(copy_without(dests, None)?)
+        copy_without(dests, None)
     }
 }

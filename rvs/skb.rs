@@ -153,11 +153,21 @@ pub(crate) struct RouteInfo {
 /// own addresses). `known_nh`: `daddr` is the next hop even though the
 /// packet's own destination differs (direct routing keeps the VIP as
 /// destination but must reach the real server's MAC).
-pub(crate) fn route_to(net: &Net, skb: &mut Skb<'_>, daddr: [u8; 4], known_nh: bool) -> Result<RouteInfo> {
+pub(crate) fn route_to(
+    net: &Net,
+    skb: &mut Skb<'_>,
+    daddr: [u8; 4],
+    known_nh: bool,
+) -> Result<RouteInfo> {
     let mut saddr: u32 = 0;
     // SAFETY: `net` is alive; `saddr` is a valid out-pointer.
     let rt = unsafe {
-        ffi::rvs_route_output(net.as_ptr(), u32::from_ne_bytes(daddr), known_nh, &mut saddr)
+        ffi::rvs_route_output(
+            net.as_ptr(),
+            u32::from_ne_bytes(daddr),
+            known_nh,
+            &mut saddr,
+        )
     };
     if rt.is_null() {
         return Err(crate::genl::errno(ffi::EHOSTUNREACH));

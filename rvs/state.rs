@@ -62,7 +62,9 @@ static NET_ID: AtomicU32 = AtomicU32::new(0);
 impl NetState {
     /// The configuration lock: serializes netlink commands of this
     /// namespace.
-    pub(crate) fn lock(&self) -> kernel::sync::lock::Guard<'_, Ctl, kernel::sync::lock::mutex::MutexBackend> {
+    pub(crate) fn lock(
+        &self,
+    ) -> kernel::sync::lock::Guard<'_, Ctl, kernel::sync::lock::mutex::MutexBackend> {
         self.ctl.lock()
     }
 
@@ -116,6 +118,9 @@ impl NetState {
     }
 }
 
+/// # Safety
+///
+/// Called by the workqueue only, for the `gc` work of a live `NetState`.
 unsafe extern "C" fn gc_work(work: *mut ffi::work_struct) {
     // SAFETY: the work item is the `gc` field of a live `NetState` (it is
     // cancelled before the state is freed); `to_delayed_work` returns its

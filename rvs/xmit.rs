@@ -38,7 +38,13 @@ const IPIP_HEADROOM: u32 = IPIP_HLEN + 64;
 /// Sends a request of connection `conn` to its real server. `from_wire`:
 /// the packet arrived from another host (LOCAL_IN), so any socket that
 /// early demux attached must be dropped before it leaves again.
-pub(crate) fn transmit(net: &Net, mut skb: Skb<'_>, pkt: &Packet, conn: &Conn, from_wire: bool) -> Verdict {
+pub(crate) fn transmit(
+    net: &Net,
+    mut skb: Skb<'_>,
+    pkt: &Packet,
+    conn: &Conn,
+    from_wire: bool,
+) -> Verdict {
     let daddr = addr4(&conn.tuple.daddr);
     let df = pkt.ip.frag_off_field & IP_DF != 0;
     match conn.fwd {
@@ -89,21 +95,42 @@ fn too_big(skb: &Skb<'_>, mtu: u32, df: bool) -> bool {
 
 /// Rewrites one end's address and port, keeping the IP header checksum and
 /// the TCP/UDP checksum right for every checksum offload mode.
-pub(crate) fn nat_rewrite(skb: &mut Skb<'_>, pkt: &Packet, side: Side, addr: [u8; 4], port: u16) -> Result {
+pub(crate) fn nat_rewrite(
+    skb: &mut Skb<'_>,
+    pkt: &Packet,
+    side: Side,
+    addr: [u8; 4],
+    port: u16,
+) -> Result {
     let ihl = pkt.ip.ihl_len;
     let is_udp = pkt.ip.proto == IPPROTO_UDP;
-    let check_at = ihl + if is_udp { UDP_CHECK_OFFSET } else { TCP_CHECK_OFFSET };
+    let check_at = ihl
+        + if is_udp {
+            UDP_CHECK_OFFSET
+        } else {
+            TCP_CHECK_OFFSET
+        };
     let (addr_at, port_at) = match side {
         Side::Source => (12, ihl),
         Side::Destination => (16, ihl + 2),
     };
     let h = skb.header_mut(check_at + 2).ok_or(ENOMEM)?;
-    let old_addr: [u8; 4] = h.get(addr_at..addr_at + 4).and_then(|s| s.try_into().ok()).ok_or(EINVAL)?;
-    let old_port: [u8; 2] = h.get(port_at..port_at + 2).and_then(|s| s.try_into().ok()).ok_or(EINVAL)?;
+    let old_addr: [u8; 4] = h
+        .get(addr_at..addr_at + 4)
+        .and_then(|s| s.try_into().ok())
+        .ok_or(EINVAL)?;
+    let old_port: [u8; 2] = h
+        .get(port_at..port_at + 2)
+        .and_then(|s| s.try_into().ok())
+        .ok_or(EINVAL)?;
     let new_port = port.to_be_bytes();
     let udp_no_csum = is_udp && h.get(check_at..check_at + 2) == Some(&[0, 0][..]);
-    h.get_mut(addr_at..addr_at + 4).ok_or(EINVAL)?.copy_from_slice(&addr);
-    h.get_mut(port_at..port_at + 2).ok_or(EINVAL)?.copy_from_slice(&new_port);
+    h.get_mut(addr_at..addr_at + 4)
+        .ok_or(EINVAL)?
+        .copy_from_slice(&addr);
+    h.get_mut(port_at..port_at + 2)
+        .ok_or(EINVAL)?
+        .copy_from_slice(&new_port);
     let iph = h.get_mut(..ihl).ok_or(EINVAL)?;
     iph[10] = 0;
     iph[11] = 0;
@@ -115,7 +142,10 @@ pub(crate) fn nat_rewrite(skb: &mut Skb<'_>, pkt: &Packet, side: Side, addr: [u8
         if is_udp {
             let partial = skb.csum_partial();
             // A computed UDP checksum of 0 is sent as all ones (RFC 768).
-            if let Some(c) = skb.header_mut(check_at + 2).and_then(|h| h.get_mut(check_at..check_at + 2)) {
+            if let Some(c) = skb
+                .header_mut(check_at + 2)
+                .and_then(|h| h.get_mut(check_at..check_at + 2))
+            {
                 if c == [0, 0] && !partial {
                     c.copy_from_slice(&[0xff, 0xff]);
                 }
@@ -126,7 +156,13 @@ pub(crate) fn nat_rewrite(skb: &mut Skb<'_>, pkt: &Packet, side: Side, addr: [u8
 }
 
 /// Wraps the packet in an outer IPv4 header from `saddr` to `daddr`.
-fn encapsulate(net: &Net, skb: &mut Skb<'_>, pkt: &Packet, saddr: [u8; 4], daddr: [u8; 4]) -> Result {
+fn encapsulate(
+    net: &Net,
+    skb: &mut Skb<'_>,
+    pkt: &Packet,
+    saddr: [u8; 4],
+    daddr: [u8; 4],
+) -> Result {
     let inner_len = u16::try_from(skb.len()).map_err(|_| errno(ffi::EMSGSIZE))?;
     let total = inner_len.checked_add(IPIP_HLEN as u16).ok_or(EINVAL)?;
     skb::cow_head(skb, IPIP_HEADROOM)?;
@@ -148,4 +184,3 @@ fn encapsulate(net: &Net, skb: &mut Skb<'_>, pkt: &Packet, saddr: [u8; 4], daddr
     unsafe { ffi::rvs_ipip_finish(net.as_ptr(), skb.as_ptr()) };
     Ok(())
 }
-

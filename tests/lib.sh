@@ -69,28 +69,32 @@ at_exit() { _exit_hooks+=("$*"); }
 # Remembers a background process of the test shell for killing at exit.
 bg_track() { _bg_pids+=("$1"); }
 
-# Kills every process still running inside the test's namespaces (servers,
-# socat children), then the tracked background jobs.
+# Kills the tracked background jobs, then every process still running
+# inside the test's namespaces (servers, socat children).
 kill_ns_procs() {
-  local ns pids p
+  local ns p pids=()
   for p in "${_bg_pids[@]}"; do kill "$p" 2>/dev/null; done
   for ns in "${_created_ns[@]}"; do
-    pids=$(ip netns pids "$ns" 2>/dev/null)
-    [ -n "$pids" ] && kill $pids 2>/dev/null
+    pids+=($(ip netns pids "$ns" 2>/dev/null))
   done
-  sleep 0.2
-  for ns in "${_created_ns[@]}"; do
-    pids=$(ip netns pids "$ns" 2>/dev/null)
-    [ -n "$pids" ] && kill -9 $pids 2>/dev/null
-  done
+  if [ ${#pids[@]} -gt 0 ]; then
+    kill "${pids[@]}" 2>/dev/null
+    sleep 0.2
+    kill -9 "${pids[@]}" 2>/dev/null
+  fi
   for p in "${_bg_pids[@]}"; do wait "$p" 2>/dev/null; done
   _bg_pids=()
 }
 
 _lib_exit() {
-  local rc=$? h
+  local rc=$? h ns
   for h in "${_exit_hooks[@]}"; do eval "$h"; done
   kill_ns_procs
+  # One ip process deletes them all (each ip start is slow under TCG).
+  if [ ${#_created_ns[@]} -gt 0 ]; then
+    for ns in "${_created_ns[@]}"; do echo "netns del $ns"; done | ip -force -batch - 2>/dev/null
+    _created_ns=()
+  fi
   cleanup_ns
   [ -n "${TEST_TMP:-}" ] && rm -rf "$TEST_TMP"
   exit $rc
@@ -122,6 +126,9 @@ adm_init() {
   case "$ADM" in
     ipvsadm)
       command -v ipvsadm >/dev/null || skip "ipvsadm not installed"
+      # A pure reference: no rvs hooks next to IPVS's (the runner reloads
+      # rvs.ko after each test).
+      if rvs_loaded; then rmmod rvs || fail "cannot unload rvs for the ipvsadm reference run"; log "unloaded rvs.ko"; fi
       modprobe ip_vs 2>/dev/null || skip "cannot load ip_vs"
       for s in "$@"; do modprobe "ip_vs_$s" 2>/dev/null || skip "cannot load ip_vs_$s"; done
       ;;
@@ -150,11 +157,13 @@ adm_ok() {
 
 # nsysctl NS KEY=VALUE...: sets sysctls inside NS.
 nsysctl() {
-  local ns=$1 kv; shift
-  for kv in "$@"; do
-    ip netns exec "$ns" sysctl -qw "$kv" || fail "sysctl $kv in ${ns#$NS_PREFIX-}"
-  done
+  local ns=$1; shift
+  ip netns exec "$ns" sysctl -qw "$@" || fail "sysctl $* in ${ns#$NS_PREFIX-}"
 }
+
+# nsip NS <<EOF ... EOF: runs the ip commands on stdin (one per line, without
+# the leading "ip") in NS, in one ip process.
+nsip() { ip -n "$1" -batch - || fail "ip -batch in ${1#$NS_PREFIX-} failed"; }
 
 # vethns NS_A IF_A NS_B IF_B: a veth pair between two namespaces, both up.
 vethns() {
@@ -166,29 +175,51 @@ vethns() {
 # wait_listen NS tcp|udp PORT: waits (up to 10 s) until a socket in NS
 # listens on PORT (read from /proc/net/*, so no ss needed).
 wait_listen() {
-  local ns=$1 proto=$2 port i hex
-  hex=$(printf '%04X' "$3")
-  for i in $(seq 1 100); do
-    if ip netns exec "$ns" cat "/proc/net/$proto" "/proc/net/${proto}6" 2>/dev/null |
-        awk -v p=":$hex" -v proto="$proto" \
-          '$2 ~ p"$" && (proto == "udp" || $4 == "0A") {f=1} END {exit !f}'; then
-      return 0
-    fi
-    sleep 0.1
-  done
-  fail "nothing listens on $proto port $3 in ${ns#$NS_PREFIX-}"
+  local ns=$1 proto=$2 port=$3
+  ip netns exec "$ns" bash -c '
+    hex=$(printf "%04X" "$2")
+    for i in $(seq 1 100); do
+      for f in /proc/net/$1 /proc/net/${1}6; do
+        while read -r _ local _ st _; do
+          [ "${local##*:}" = "$hex" ] && { [ "$1" = udp ] || [ "$st" = 0A ]; } && exit 0
+        done <"$f"
+      done
+      sleep 0.1
+    done
+    exit 1' _ "$proto" "$port" || fail "nothing listens on $proto port $port in ${ns#$NS_PREFIX-}"
 }
 
 # serve_name NS tcp|udp PORT NAME: a server in NS answering every TCP
-# connection / UDP datagram with "NAME\n".
-serve_name() {
+# connection / UDP datagram with "NAME\n". One python process, no fork per
+# connection (socat's fork + SYSTEM costs ~0.5 s a connection under TCG).
+# serve_name_bg does not wait for the socket (start several, then
+# wait_listen each: python starts slowly under TCG).
+serve_name() { serve_name_bg "$@"; wait_listen "$1" "$2" "$3"; }
+serve_name_bg() {
   local ns=$1 proto=$2 port=$3 name=$4
-  case "$proto" in
-    tcp) ip netns exec "$ns" socat "TCP4-LISTEN:$port,fork,reuseaddr" "SYSTEM:echo $name" </dev/null >/dev/null 2>&1 & ;;
-    udp) ip netns exec "$ns" socat "UDP4-RECVFROM:$port,fork" "SYSTEM:echo $name" </dev/null >/dev/null 2>&1 & ;;
-  esac
+  ip netns exec "$ns" python3 -c '
+import socket, sys
+proto, port, name = sys.argv[1], int(sys.argv[2]), (sys.argv[3] + "\n").encode()
+if proto == "tcp":
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("0.0.0.0", port))
+    s.listen(128)
+    while True:
+        c, _ = s.accept()
+        try:
+            c.sendall(name)
+        except OSError:
+            pass
+        c.close()
+else:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("0.0.0.0", port))
+    while True:
+        _, peer = s.recvfrom(2048)
+        s.sendto(name, peer)
+' "$proto" "$port" "$name" </dev/null >/dev/null 2>&1 &
   bg_track $!
-  wait_listen "$ns" "$proto" "$port"
 }
 
 # serve_sink NS PORT OUTFILE: accepts one TCP connection in NS and writes
@@ -233,16 +264,17 @@ check_transfer() {
   log "$label: $bytes bytes to $vip:$vport arrived intact on port $rport"
 }
 
-# lb_names NS tcp|udp ADDR PORT N [SRC_PORT_BASE]: makes N sequential
-# connections (TCP) or request datagrams (UDP, each from its own source
-# port SRC_PORT_BASE+i, default 20000+i, so each is a new flow) and prints
+# lb_names NS tcp|udp ADDR PORT N [SRC_PORT_BASE [STEP]]: makes N sequential
+# connections (TCP) or request datagrams (UDP, the i-th from source port
+# SRC_PORT_BASE+i*STEP, default 20000+i, so each is a new flow; STEP 0
+# sends all from one port, one flow) and prints
 # one line per attempt: the server's answer, or ERR:<reason>. Gives up
 # (printing ERR:skipped) after 3 consecutive timeouts.
 lb_names() {
-  local ns=$1 proto=$2 addr=$3 port=$4 n=$5 sbase=${6:-20000}
+  local ns=$1 proto=$2 addr=$3 port=$4 n=$5 sbase=${6:-20000} step=${7:-1}
   timeout $((n * 4 + 20)) ip netns exec "$ns" python3 -c '
 import socket, sys
-proto, addr, port, n, sbase = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+proto, addr, port, n, sbase, step = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
 timeouts = 0
 for i in range(n):
     if timeouts >= 3:
@@ -259,7 +291,8 @@ for i in range(n):
         else:
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             s.settimeout(3)
-            s.bind(("0.0.0.0", sbase + i))
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("0.0.0.0", sbase + i * step))
             s.connect((addr, port))
             s.send(b"who\n")
             data = s.recv(256)
@@ -272,7 +305,7 @@ for i in range(n):
     finally:
         if s: s.close()
     sys.stdout.flush()
-' "$proto" "$addr" "$port" "$n" "$sbase"
+' "$proto" "$addr" "$port" "$n" "$sbase" "$step"
 }
 
 # count_names: reads lb_names output, prints "name:count ..." sorted by name.
@@ -301,24 +334,33 @@ topo_nat() {
   newns CL "$tag-cl"; newns LB "$tag-lb"
   VIP=10.0.100.1 CIP=10.0.0.2
   RS=("") RIP=("")
-  vethns "$CL" c0 "$LB" d0
-  ip -n "$CL" addr add $CIP/24 dev c0
-  ip -n "$CL" route add default via 10.0.0.1
-  ip -n "$LB" addr add 10.0.0.1/24 dev d0
-  ip -n "$LB" addr add $VIP/32 dev lo
-  ip -n "$LB" link add br0 type bridge
-  ip -n "$LB" link set br0 up
-  ip -n "$LB" addr add 10.0.1.254/24 dev br0
-  nsysctl "$LB" net.ipv4.ip_forward=1
+  for i in $(seq 1 "$n"); do newns RS[$i] "$tag-rs$i"; RIP[$i]=10.0.1.$i; done
+  {
+    echo "link add d0 type veth peer name c0 netns $CL"
+    echo "link set d0 up"
+    echo "addr add 10.0.0.1/24 dev d0"
+    echo "addr add $VIP/32 dev lo"
+    echo "link add br0 type bridge"
+    echo "link set br0 up"
+    echo "addr add 10.0.1.254/24 dev br0"
+    for i in $(seq 1 "$n"); do
+      echo "link add lbr$i type veth peer name r0 netns ${RS[$i]}"
+      echo "link set lbr$i master br0 up"
+    done
+  } | nsip "$LB"
+  nsip "$CL" <<IP
+link set c0 up
+addr add $CIP/24 dev c0
+route add default via 10.0.0.1
+IP
   for i in $(seq 1 "$n"); do
-    newns RS[$i] "$tag-rs$i"
-    RIP[$i]=10.0.1.$i
-    vethns "$LB" "lbr$i" "${RS[$i]}" r0
-    ip -n "$LB" link set "lbr$i" master br0
-    ip -n "${RS[$i]}" addr add "${RIP[$i]}/24" dev r0
-    ip -n "${RS[$i]}" route add default via 10.0.1.254
+    nsip "${RS[$i]}" <<IP
+link set r0 up
+addr add ${RIP[$i]}/24 dev r0
+route add default via 10.0.1.254
+IP
   done
-  # No DAD delays or stray IPv6 traffic; ARP settles on first use.
+  nsysctl "$LB" net.ipv4.ip_forward=1
 }
 
 # topo_direct TAG: the DR/TUN topology of the kernel's ipvs.sh, one real server:
@@ -332,23 +374,38 @@ topo_nat() {
 # Sets CL, LB, SW, RS[1], VIP, CIP, RIP[1]. The VIP is not yet on the real
 # server: the DR and TUN tests put it on lo or tunl0 themselves.
 topo_direct() {
-  local tag=$1 p
+  local tag=$1
   newns SW "$tag-sw"; newns CL "$tag-cl"; newns LB "$tag-lb"
   RS=("") RIP=("")
   newns RS[1] "$tag-rs1"
   VIP=10.0.100.1 CIP=10.0.0.2 RIP[1]=172.16.0.2
-  ip -n "$SW" link add br0 type bridge
-  ip -n "$SW" link set br0 up
-  vethns "$SW" swc "$CL" c0
-  vethns "$SW" swl "$LB" d0
-  vethns "$SW" sws "${RS[1]}" f0
-  for p in swc swl sws; do ip -n "$SW" link set "$p" master br0; done
-  ip -n "$CL" addr add $CIP/24 dev c0
-  ip -n "$CL" route add $VIP/32 via 10.0.0.1
-  ip -n "$LB" addr add 10.0.0.1/24 dev d0
-  ip -n "$LB" addr add $VIP/32 dev lo
-  ip -n "${RS[1]}" addr add 10.0.0.3/24 dev f0
-  vethns "$LB" d1 "${RS[1]}" r0
-  ip -n "$LB" addr add 172.16.0.1/24 dev d1
-  ip -n "${RS[1]}" addr add "${RIP[1]}/24" dev r0
+  nsip "$SW" <<IP
+link add br0 type bridge
+link set br0 up
+link add swc type veth peer name c0 netns $CL
+link add swl type veth peer name d0 netns $LB
+link add sws type veth peer name f0 netns ${RS[1]}
+link set swc master br0 up
+link set swl master br0 up
+link set sws master br0 up
+IP
+  nsip "$CL" <<IP
+link set c0 up
+addr add $CIP/24 dev c0
+route add $VIP/32 via 10.0.0.1
+IP
+  nsip "$LB" <<IP
+link set d0 up
+addr add 10.0.0.1/24 dev d0
+addr add $VIP/32 dev lo
+link add d1 type veth peer name r0 netns ${RS[1]}
+link set d1 up
+addr add 172.16.0.1/24 dev d1
+IP
+  nsip "${RS[1]}" <<IP
+link set f0 up
+addr add 10.0.0.3/24 dev f0
+link set r0 up
+addr add ${RIP[1]}/24 dev r0
+IP
 }

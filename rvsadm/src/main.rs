@@ -100,7 +100,7 @@ fn list(t: &mut impl Transport, opts: &ListOptions) -> Result<String, Error> {
     Ok(if opts.json {
         output::format_json(&info, &entries)
     } else {
-        output::format_table(&info, &entries)
+        output::format_table(&info, &entries, opts.service.is_none())
     })
 }
 

@@ -80,14 +80,20 @@ pub fn dest_line(d: &Dest) -> String {
     )
 }
 
-/// The whole `-L -n` listing, ending in a newline.
-pub fn format_table(info: &Info, entries: &[Entry]) -> String {
-    let mut out = format!(
-        "IP Virtual Server version {} (size={})\n\
-         Prot LocalAddress:Port Scheduler Flags\n  \
+/// The whole `-L -n` listing, ending in a newline. `with_version`: print
+/// the version line first (ipvsadm omits it when listing one service).
+pub fn format_table(info: &Info, entries: &[Entry], with_version: bool) -> String {
+    let mut out = String::new();
+    if with_version {
+        out.push_str(&format!(
+            "IP Virtual Server version {} (size={})\n",
+            info.version_string(),
+            info.conn_tab_size
+        ));
+    }
+    out.push_str(
+        "Prot LocalAddress:Port Scheduler Flags\n  \
          -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n",
-        info.version_string(),
-        info.conn_tab_size
     );
     for e in entries {
         out.push_str(&service_line(&e.service));
@@ -238,7 +244,9 @@ Prot LocalAddress:Port Scheduler Flags\n\
 \x20 -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n\
 TCP  10.0.0.1:80 rr\n\
 \x20 -> 10.0.1.1:80                  Masq    1      0          0         \n";
-        assert_eq!(format_table(&info(), &entries), want);
+        assert_eq!(format_table(&info(), &entries, true), want);
+        let one = format_table(&info(), &entries, false);
+        assert_eq!(one, want.split_once('\n').unwrap().1);
     }
 
     #[test]

@@ -8,6 +8,10 @@ cycles=${RVS_CYCLES:-100}
 for i in $(seq 1 20); do mkns "n$i" >/dev/null; done
 rmmod rvs || fail "rmmod rvs"
 # Warm up: first loads populate caches (kernfs, module loader) for good.
+# Expedited grace periods: the same work, without waiting out normal RCU
+# latency on every unload (TCG makes those slow).
+echo 1 > /sys/kernel/rcu_expedited 2>/dev/null
+at_exit 'echo 0 > /sys/kernel/rcu_expedited'
 for i in 1 2 3; do insmod "$RVS_ROOT/rvs.ko" && rmmod rvs || fail "warm-up cycle $i"; done
 settle_memory
 before=$(kmem_kb)

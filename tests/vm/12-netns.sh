@@ -3,7 +3,7 @@
 # after the module loaded get their state too.
 . "$(dirname "$0")/../lib.sh"
 
-ns=$(mkns a)
+newns ns a
 ip netns exec "$ns" genl ctrl get name RVS >/dev/null 2>&1 || fail "family RVS not visible in $ns"
 if command -v rvsadm >/dev/null; then
   out=$(ip netns exec "$ns" rvsadm -L -n 2>&1) || fail "rvsadm -Ln in $ns: $out"

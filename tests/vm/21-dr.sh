@@ -24,10 +24,10 @@ check_transfer "$CL" "$rs" $VIP 8080 8080 102400 "DR"
 
 # Replies bypass the director: during a transfer the real server transmits
 # its ACKs on f0 (towards the client), the director sends nothing on d0.
-stat() { ip netns exec "$1" cat "/sys/class/net/$2/statistics/tx_packets"; }
-lb0=$(stat "$LB" d0) rs0=$(stat "$rs" f0)
+txp() { ip netns exec "$1" cat "/sys/class/net/$2/statistics/tx_packets"; }
+lb0=$(txp "$LB" d0) rs0=$(txp "$rs" f0)
 check_transfer "$CL" "$rs" $VIP 8080 8080 102400 "DR (direct return)"
-lb_tx=$(( $(stat "$LB" d0) - lb0 )) rs_tx=$(( $(stat "$rs" f0) - rs0 ))
+lb_tx=$(( $(txp "$LB" d0) - lb0 )) rs_tx=$(( $(txp "$rs" f0) - rs0 ))
 log "packets sent towards the client: director d0 $lb_tx, real server f0 $rs_tx"
 [ "$rs_tx" -ge 10 ] || fail "the real server sent only $rs_tx packets on its direct link"
 [ "$lb_tx" -le 3 ] || fail "the director sent $lb_tx packets towards the client: replies not direct"

@@ -6,7 +6,8 @@
 
 adm_init rr wrr
 topo_nat bal 3
-for i in 1 2 3; do serve_name "${RS[$i]}" tcp 80 rs$i; done
+for i in 1 2 3; do serve_name_bg "${RS[$i]}" tcp 80 rs$i; done
+for i in 1 2 3; do wait_listen "${RS[$i]}" tcp 80; done
 svc="-t $VIP:80"
 
 adm_ok "$LB" -A $svc -s rr

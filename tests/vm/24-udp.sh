@@ -5,7 +5,8 @@
 
 adm_init rr
 topo_nat udp 3
-for i in 1 2 3; do serve_name "${RS[$i]}" udp 53 rs$i; done
+for i in 1 2 3; do serve_name_bg "${RS[$i]}" udp 53 rs$i; done
+for i in 1 2 3; do wait_listen "${RS[$i]}" udp 53; done
 # An echo service for content checks, on the first real server only.
 ip netns exec "${RS[1]}" socat UDP4-RECVFROM:7,fork PIPE </dev/null >/dev/null 2>&1 &
 bg_track $!
@@ -25,7 +26,7 @@ assert_eq "$reply" "$token" "UDP echo through VIP:7777 -> RIP:7"
 log "UDP echo of a 48-byte token intact"
 
 # Several datagrams of one flow stay on one server.
-got=$(for i in 1 2 3 4 5; do lb_names "$CL" udp $VIP 53 1 23000; done | count_names)
+got=$(lb_names "$CL" udp $VIP 53 5 23000 0 | count_names)
 log "5 datagrams from one client port -> $got"
 case "$got" in rs[123]:5) ;; *) fail "one UDP flow was spread over servers: $got" ;; esac
 

@@ -6,7 +6,8 @@
 adm_init rr
 mk_test_tmp
 topo_nat loc 2
-for i in 1 2; do serve_name "${RS[$i]}" tcp 80 rs$i; done
+for i in 1 2; do serve_name_bg "${RS[$i]}" tcp 80 rs$i; done
+for i in 1 2; do wait_listen "${RS[$i]}" tcp 80; done
 
 adm_ok "$LB" -A -t $VIP:80 -s rr
 for i in 1 2; do adm_ok "$LB" -a -t $VIP:80 -r ${RIP[$i]}:80 -m -w 1; done

@@ -22,7 +22,7 @@ use crate::rcu::{lock_bh, ReadGuard};
 use crate::rvs_core::config::FwdMethod;
 use crate::rvs_core::hash::{self, SipKey};
 use crate::rvs_core::proto::{self, Dir, TcpFlags, TcpState, Timeouts};
-use crate::service::Dest;
+use crate::service::{Dest, Service};
 use core::ptr;
 use core::sync::atomic::{AtomicPtr, AtomicU16, AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;
@@ -81,6 +81,8 @@ pub(crate) struct Conn {
     pub(crate) fwd: FwdMethod,
     /// The real server; kept alive by this reference after deletion.
     pub(crate) dest: Arc<Dest>,
+    /// The service it was scheduled by (for its counters).
+    pub(crate) svc: Arc<Service>,
     state: AtomicU16,
     expires: AtomicU64,
     /// Bucket index, fixed at insert.
@@ -138,6 +140,19 @@ impl Conn {
         };
         dec_saturating(dec);
         inc.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Milliseconds until expiry (listing).
+    pub(crate) fn expires_ms(&self) -> u32 {
+        let t = self.expires.load(Ordering::Relaxed);
+        let now = jiffies();
+        if expired(t, now) {
+            return 0;
+        }
+        // SAFETY: reads a constant.
+        let hz = unsafe { ffi::rvs_hz() } as u64;
+        let ms = t.wrapping_sub(now).saturating_mul(1000) / hz.max(1);
+        u32::try_from(ms).unwrap_or(u32::MAX)
     }
 
     fn is_expired(&self, now: u64) -> bool {
@@ -282,6 +297,7 @@ impl ConnTable {
         tuple: Tuple,
         fwd: FwdMethod,
         dest: Arc<Dest>,
+        svc: Arc<Service>,
     ) -> Option<&'g Conn> {
         if self.count.load(Ordering::Relaxed) >= self.max {
             return None;
@@ -294,6 +310,7 @@ impl ConnTable {
                 tuple,
                 fwd,
                 dest,
+                svc,
                 state: AtomicU16::new(TcpState::None.to_u16()),
                 expires: AtomicU64::new(jiffies().wrapping_add(secs_to_jiffies(2))),
                 bucket,
@@ -385,6 +402,38 @@ impl ConnTable {
         for b in 0..self.buckets.len() {
             self.sweep_bucket(b, |_| true);
         }
+    }
+}
+
+impl ConnTable {
+    /// Calls `f` on live entries from position (`bucket`, `index` in its
+    /// chain) on, until `f` returns false; returns the position to resume
+    /// from (resumable dumps). Chains may change between calls: a resumed
+    /// dump may then skip or repeat an entry, never fault.
+    pub(crate) fn for_each_from(
+        &self,
+        _g: &ReadGuard,
+        mut bucket: usize,
+        mut index: usize,
+        mut f: impl FnMut(&Conn) -> bool,
+    ) -> (usize, usize) {
+        let now = jiffies();
+        while let Some(head) = self.buckets.get(bucket) {
+            let mut p = head.load(Ordering::Acquire);
+            let mut i = 0usize;
+            while !p.is_null() {
+                // SAFETY: as in `walk`, under the caller's read section.
+                let c = unsafe { &*p };
+                if i >= index && !c.is_expired(now) && !f(c) {
+                    return (bucket, i);
+                }
+                i += 1;
+                p = c.next.load(Ordering::Acquire);
+            }
+            bucket += 1;
+            index = 0;
+        }
+        (bucket, 0)
     }
 }
 

@@ -150,6 +150,7 @@ fn request(
     let caddr = addr16(pkt.ip.saddr);
     let vaddr = addr16(pkt.ip.daddr);
     let proto = pkt.ip.proto;
+    let mut new_conn = false;
     let conn = match conns.lookup_in(g, proto, &caddr, pkt.sport, &vaddr, pkt.dport) {
         Some(c) => c,
         None => {
@@ -177,7 +178,8 @@ fn request(
                 dport: dest.port,
             };
             let fwd = dest.fwd();
-            match conns.insert(g, tuple, fwd, dest) {
+            new_conn = true;
+            match conns.insert(g, tuple, fwd, dest, svc.clone()) {
                 Some(c) => c,
                 None => return Verdict::Drop,
             }
@@ -188,7 +190,10 @@ fn request(
     } else {
         Dir::InputOnly
     };
-    conn.update(dir, pkt.tcp, &ns.timeouts);
+    conn.update(dir, pkt.tcp, ns.timeouts.get(g));
+    let len = skb.len();
+    conn.dest.stats.count_in(len, new_conn);
+    conn.svc.stats.count_in(len, new_conn);
     xmit::transmit(net, skb, pkt, conn, point == HookPoint::LocalInRequest)
 }
 
@@ -207,7 +212,9 @@ fn reply(
     if conn.fwd != FwdMethod::Masq {
         return Verdict::Accept;
     }
-    conn.update(Dir::Output, pkt.tcp, &ns.timeouts);
+    conn.update(Dir::Output, pkt.tcp, ns.timeouts.get(g));
+    conn.dest.stats.count_out(skb.len());
+    conn.svc.stats.count_out(skb.len());
     let vaddr = addr4(&conn.tuple.vaddr);
     match xmit::nat_rewrite(&mut skb, pkt, xmit::Side::Source, vaddr, conn.tuple.vport) {
         Ok(()) => Verdict::Accept,

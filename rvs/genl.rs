@@ -284,6 +284,25 @@ impl Msg {
         self.put(kind, &v.to_ne_bytes())
     }
 
+    /// Appends a 64-bit attribute, aligned with pad attribute `pad`.
+    pub(crate) fn put_u64(&mut self, kind: u32, v: u64, pad: u32) -> Result {
+        let data = v.to_ne_bytes();
+        // SAFETY: `skb` is ours; `data` is 8 valid bytes.
+        let ret = unsafe {
+            ffi::nla_put_64bit(
+                self.skb,
+                kind as c_int,
+                8,
+                data.as_ptr().cast(),
+                pad as c_int,
+            )
+        };
+        if ret != 0 {
+            return Err(emsgsize());
+        }
+        Ok(())
+    }
+
     /// Appends a NUL-terminated string attribute.
     pub(crate) fn put_str(&mut self, kind: u32, s: &str) -> Result {
         let mut buf = [0u8; 64];

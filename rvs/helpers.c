@@ -18,6 +18,7 @@
 #include <net/route.h>
 #include <net/dst.h>
 #include <net/netfilter/nf_conntrack.h>
+#include <linux/percpu.h>
 
 #include "helpers.h"
 
@@ -297,4 +298,55 @@ void rvs_ipip_finish(struct net *net, struct sk_buff *skb)
 	skb_set_inner_ipproto(skb, IPPROTO_IPIP);
 	ip_select_ident(net, skb, NULL);
 	ip_send_check(ip_hdr(skb));
+}
+
+/*
+ * Per-CPU statistics. The pointers are __percpu on the C side; Rust only
+ * passes them back here. this_cpu_add() is one instruction on x86 and safe
+ * with preemption enabled (LOCAL_OUT runs in process context).
+ */
+
+struct rvs_cpu_stats *rvs_stats_alloc(void)
+{
+	return (struct rvs_cpu_stats __force *)alloc_percpu(struct rvs_cpu_stats);
+}
+
+void rvs_stats_free(struct rvs_cpu_stats *stats)
+{
+	free_percpu((struct rvs_cpu_stats __percpu __force *)stats);
+}
+
+void rvs_stats_in(struct rvs_cpu_stats *stats, u32 bytes, bool new_conn)
+{
+	struct rvs_cpu_stats __percpu *s = (struct rvs_cpu_stats __percpu __force *)stats;
+
+	if (new_conn)
+		this_cpu_inc(s->conns);
+	this_cpu_inc(s->inpkts);
+	this_cpu_add(s->inbytes, bytes);
+}
+
+void rvs_stats_out(struct rvs_cpu_stats *stats, u32 bytes)
+{
+	struct rvs_cpu_stats __percpu *s = (struct rvs_cpu_stats __percpu __force *)stats;
+
+	this_cpu_inc(s->outpkts);
+	this_cpu_add(s->outbytes, bytes);
+}
+
+void rvs_stats_sum(struct rvs_cpu_stats *stats, struct rvs_cpu_stats *out)
+{
+	struct rvs_cpu_stats __percpu *s = (struct rvs_cpu_stats __percpu __force *)stats;
+	int cpu;
+
+	memset(out, 0, sizeof(*out));
+	for_each_possible_cpu(cpu) {
+		const struct rvs_cpu_stats *c = per_cpu_ptr(s, cpu);
+
+		out->conns += READ_ONCE(c->conns);
+		out->inpkts += READ_ONCE(c->inpkts);
+		out->outpkts += READ_ONCE(c->outpkts);
+		out->inbytes += READ_ONCE(c->inbytes);
+		out->outbytes += READ_ONCE(c->outbytes);
+	}
 }

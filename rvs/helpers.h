@@ -82,3 +82,17 @@ void rvs_rt_put(struct rtable *rt);
 int rvs_nf_local_out(struct net *net, struct sk_buff *skb);
 bool rvs_skb_csum_partial(const struct sk_buff *skb);
 void rvs_ipip_finish(struct net *net, struct sk_buff *skb);
+
+/* per-CPU statistics */
+struct rvs_cpu_stats {
+	u64 conns;
+	u64 inpkts;
+	u64 outpkts;
+	u64 inbytes;
+	u64 outbytes;
+};
+struct rvs_cpu_stats *rvs_stats_alloc(void);
+void rvs_stats_free(struct rvs_cpu_stats *stats);
+void rvs_stats_in(struct rvs_cpu_stats *stats, u32 bytes, bool new_conn);
+void rvs_stats_out(struct rvs_cpu_stats *stats, u32 bytes);
+void rvs_stats_sum(struct rvs_cpu_stats *stats, struct rvs_cpu_stats *out);

@@ -8,13 +8,16 @@
 //! with IPVS's errno (ENOENT unknown scheduler, EEXIST duplicate, ESRCH no
 //! such service, ENOENT no such real server, ERANGE weight, ...).
 
+use crate::conn::Conn;
 use crate::ffi;
 use crate::genl::{errno, Attr, Dump, FamilySpec, Handler, Msg, OpSpec, Request};
 use crate::netns::{Net, PernetState};
+use crate::rcu::ReadGuard;
 use crate::rvs_core::config::ConfigError;
 use crate::rvs_core::svcattr::{self, ServiceKey};
 use crate::service::{Dest, ModelError, Service};
 use crate::state::NetState;
+use crate::stats::Stats;
 use core::ffi::CStr;
 use kernel::prelude::*;
 
@@ -52,10 +55,11 @@ static POLICY: [u8; CMD_ATTR_MAX + 1] = {
     p[ffi::RVS_CMD_ATTR_TIMEOUT_TCP as usize] = ffi::NLA_U32 as u8;
     p[ffi::RVS_CMD_ATTR_TIMEOUT_TCP_FIN as usize] = ffi::NLA_U32 as u8;
     p[ffi::RVS_CMD_ATTR_TIMEOUT_UDP as usize] = ffi::NLA_U32 as u8;
+    p[ffi::RVS_CMD_ATTR_CONN as usize] = ffi::NLA_NESTED as u8;
     p
 };
 
-static OPS: [OpSpec; 10] = [
+static OPS: [OpSpec; 14] = [
     op(ffi::RVS_CMD_NEW_SERVICE, true, false),
     op(ffi::RVS_CMD_SET_SERVICE, true, false),
     op(ffi::RVS_CMD_DEL_SERVICE, true, false),
@@ -66,6 +70,10 @@ static OPS: [OpSpec; 10] = [
     op(ffi::RVS_CMD_GET_DEST, false, true),
     op(ffi::RVS_CMD_GET_INFO, true, false),
     op(ffi::RVS_CMD_FLUSH, true, false),
+    op(ffi::RVS_CMD_SET_CONFIG, true, false),
+    op(ffi::RVS_CMD_GET_CONFIG, true, false),
+    op(ffi::RVS_CMD_ZERO, true, false),
+    op(ffi::RVS_CMD_GET_CONN, false, true),
 ];
 
 /// The family as registered by the module.
@@ -112,6 +120,9 @@ impl Handler for RvsNetlink {
             }
             ffi::RVS_CMD_GET_INFO => get_info(req),
             ffi::RVS_CMD_FLUSH => flush(req),
+            ffi::RVS_CMD_SET_CONFIG => set_config(req),
+            ffi::RVS_CMD_GET_CONFIG => get_config(req),
+            ffi::RVS_CMD_ZERO => zero(req),
             _ => Err(req.fail(errno(ffi::EOPNOTSUPP), c"command not supported")),
         }
     }
@@ -120,6 +131,7 @@ impl Handler for RvsNetlink {
         match u32::from(cmd) {
             ffi::RVS_CMD_GET_SERVICE => dump_services(dump),
             ffi::RVS_CMD_GET_DEST => dump_dests(dump),
+            ffi::RVS_CMD_GET_CONN => dump_conns(dump),
             _ => Err(dump.fail(errno(ffi::EOPNOTSUPP), c"command cannot be dumped")),
         }
     }
@@ -188,6 +200,123 @@ fn get_info(req: &Request<'_>) -> Result {
     reply.send()
 }
 
+fn set_config(req: &Request<'_>) -> Result {
+    let ns = state_of(req)?;
+    let get = |kind| -> Result<u32> {
+        match req.attr(kind) {
+            Some(a) => crate::rvs_core::nlattr::get_u32(kind as u16, a.payload)
+                .map_err(|e| req.fail(EINVAL, e.msg())),
+            None => Ok(0),
+        }
+    };
+    let (tcp, tcpfin, udp) = (
+        get(ffi::RVS_CMD_ATTR_TIMEOUT_TCP)?,
+        get(ffi::RVS_CMD_ATTR_TIMEOUT_TCP_FIN)?,
+        get(ffi::RVS_CMD_ATTR_TIMEOUT_UDP)?,
+    );
+    let mut ctl = ns.lock();
+    let mut t = *ns.timeouts.get_writer(&mut *ctl);
+    t.set_all(tcp, tcpfin, udp)
+        .map_err(|_| req.fail(EINVAL, c"timeout too large"))?;
+    ns.timeouts.replace(t, &mut *ctl)
+}
+
+fn get_config(req: &Request<'_>) -> Result {
+    let ns = state_of(req)?;
+    let t = {
+        let mut ctl = ns.lock();
+        *ns.timeouts.get_writer(&mut *ctl)
+    };
+    let mut reply = req.reply(ffi::RVS_CMD_SET_CONFIG as u8)?;
+    let msg = reply.msg();
+    msg.put_u32(ffi::RVS_CMD_ATTR_TIMEOUT_TCP, t.tcp_established)?;
+    msg.put_u32(ffi::RVS_CMD_ATTR_TIMEOUT_TCP_FIN, t.tcp_fin_wait)?;
+    msg.put_u32(ffi::RVS_CMD_ATTR_TIMEOUT_UDP, t.udp)?;
+    reply.send()
+}
+
+fn zero(req: &Request<'_>) -> Result {
+    let ns = state_of(req)?;
+    let key = match req.attr(ffi::RVS_CMD_ATTR_SERVICE) {
+        Some(nest) => Some(
+            svcattr::parse_service(nest.payload, false)
+                .map_err(|c| fail_config(req, c))?
+                .0,
+        ),
+        None => None,
+    };
+    let mut ctl = ns.lock();
+    ns.services
+        .zero(&mut *ctl, key.as_ref())
+        .map_err(|e| fail_model(req, e))
+}
+
+fn put_stats(msg: &mut Msg, kind: u32, stats: &Stats) -> Result {
+    let t = stats.read();
+    let pad = ffi::RVS_STATS_ATTR_PAD;
+    let nest = msg.nest_start(kind)?;
+    msg.put_u64(ffi::RVS_STATS_ATTR_CONNS, t.conns, pad)?;
+    msg.put_u64(ffi::RVS_STATS_ATTR_INPKTS, t.inpkts, pad)?;
+    msg.put_u64(ffi::RVS_STATS_ATTR_OUTPKTS, t.outpkts, pad)?;
+    msg.put_u64(ffi::RVS_STATS_ATTR_INBYTES, t.inbytes, pad)?;
+    msg.put_u64(ffi::RVS_STATS_ATTR_OUTBYTES, t.outbytes, pad)?;
+    let r = stats.rates();
+    msg.put_u64(ffi::RVS_STATS_ATTR_CPS, r.cps, pad)?;
+    msg.put_u64(ffi::RVS_STATS_ATTR_INPPS, r.inpps, pad)?;
+    msg.put_u64(ffi::RVS_STATS_ATTR_OUTPPS, r.outpps, pad)?;
+    msg.put_u64(ffi::RVS_STATS_ATTR_INBPS, r.inbps, pad)?;
+    msg.put_u64(ffi::RVS_STATS_ATTR_OUTBPS, r.outbps, pad)?;
+    msg.nest_end(nest);
+    Ok(())
+}
+
+fn put_conn(msg: &mut Msg, c: &Conn) -> Result {
+    let t = &c.tuple;
+    let state = if t.protocol == crate::rvs_core::packet::IPPROTO_UDP {
+        "UDP"
+    } else {
+        c.state().name()
+    };
+    let nest = msg.nest_start(ffi::RVS_CMD_ATTR_CONN)?;
+    msg.put_u16(ffi::RVS_CONN_ATTR_AF, crate::rvs_core::config::AF_INET)?;
+    msg.put_u16(ffi::RVS_CONN_ATTR_PROTOCOL, u16::from(t.protocol))?;
+    put_addr(msg, ffi::RVS_CONN_ATTR_CADDR, &t.caddr)?;
+    msg.put_be16(ffi::RVS_CONN_ATTR_CPORT, t.cport)?;
+    put_addr(msg, ffi::RVS_CONN_ATTR_VADDR, &t.vaddr)?;
+    msg.put_be16(ffi::RVS_CONN_ATTR_VPORT, t.vport)?;
+    put_addr(msg, ffi::RVS_CONN_ATTR_DADDR, &t.daddr)?;
+    msg.put_be16(ffi::RVS_CONN_ATTR_DPORT, t.dport)?;
+    msg.put_str(ffi::RVS_CONN_ATTR_STATE, state)?;
+    msg.put_u32(ffi::RVS_CONN_ATTR_EXPIRES, c.expires_ms())?;
+    msg.put_u32(ffi::RVS_CONN_ATTR_FWD_METHOD, c.fwd.to_uapi())?;
+    msg.nest_end(nest);
+    Ok(())
+}
+
+fn dump_conns(dump: &mut Dump<'_>) -> Result {
+    let Some(conns) = NetState::of(dump.net()).and_then(|ns| ns.conns()) else {
+        return Ok(());
+    };
+    let bucket = usize::try_from(dump.cursor(0)).unwrap_or(usize::MAX);
+    let index = usize::try_from(dump.cursor(1)).unwrap_or(usize::MAX);
+    let g = ReadGuard::new();
+    let mut failed = Ok(());
+    let (b, i) = conns.for_each_from(&g, bucket, index, |c| {
+        match dump.entry(ffi::RVS_CMD_GET_CONN as u8, |m| put_conn(m, c)) {
+            Ok(added) => added,
+            Err(e) => {
+                failed = Err(e);
+                false
+            }
+        }
+    });
+    drop(g);
+    failed?;
+    dump.set_cursor(0, b as i64);
+    dump.set_cursor(1, i as i64);
+    Ok(())
+}
+
 fn put_addr(msg: &mut Msg, kind: u32, addr: &[u8; 16]) -> Result {
     msg.put(kind, addr)
 }
@@ -207,6 +336,7 @@ fn put_service(msg: &mut Msg, svc: &Service) -> Result {
     msg.put(ffi::RVS_SVC_ATTR_FLAGS, &fl)?;
     msg.put_u32(ffi::RVS_SVC_ATTR_TIMEOUT, timeout)?;
     msg.put_u32(ffi::RVS_SVC_ATTR_NETMASK, netmask)?;
+    put_stats(msg, ffi::RVS_SVC_ATTR_STATS64, &svc.stats)?;
     msg.nest_end(nest);
     Ok(())
 }
@@ -230,6 +360,7 @@ fn put_dest(msg: &mut Msg, d: &Dest, af: u16) -> Result {
     )?;
     msg.put_u32(ffi::RVS_DEST_ATTR_PERSIST_CONNS, 0)?;
     msg.put_u16(ffi::RVS_DEST_ATTR_ADDR_FAMILY, af)?;
+    put_stats(msg, ffi::RVS_DEST_ATTR_STATS64, &d.stats)?;
     msg.nest_end(nest);
     Ok(())
 }

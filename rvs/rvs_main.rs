@@ -20,6 +20,7 @@ mod rcu;
 mod service;
 mod skb;
 mod state;
+mod stats;
 mod xmit;
 
 /// Pure logic shared with the host tests (`rvs/core`, the `rvs-core` crate).
@@ -27,6 +28,7 @@ mod xmit;
 #[allow(dead_code, unreachable_pub)]
 pub mod rvs_core {
     pub mod config;
+    pub mod estimator;
     pub mod hash;
     pub mod nlattr;
     pub mod packet;

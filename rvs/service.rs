@@ -17,6 +17,7 @@ use crate::rcu::{lock_bh, RcuCell, ReadGuard, WriterToken};
 use crate::rvs_core::config::{self, ConfigError, FwdMethod, EEXIST, ENOENT, ESRCH};
 use crate::rvs_core::sched::{DestView, SchedKind, SchedState};
 use crate::rvs_core::svcattr::{DestParams, ServiceKey, ServiceParams};
+use crate::stats::Stats;
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use kernel::prelude::*;
 use kernel::sync::{new_spinlock, Arc, SpinLock};
@@ -35,6 +36,8 @@ pub(crate) struct Dest {
     pub(crate) active_conns: AtomicU32,
     /// Connections in any other state.
     pub(crate) inactive_conns: AtomicU32,
+    /// Traffic counters.
+    pub(crate) stats: Stats,
 }
 
 impl Dest {
@@ -49,6 +52,7 @@ impl Dest {
                 l_thresh: AtomicU32::new(p.l_thresh),
                 active_conns: AtomicU32::new(0),
                 inactive_conns: AtomicU32::new(0),
+                stats: Stats::new()?,
             },
             GFP_KERNEL,
         )?)
@@ -112,11 +116,14 @@ pub(crate) struct Service {
     flags: AtomicU32,
     timeout: AtomicU32,
     netmask: AtomicU32,
+    /// Traffic counters.
+    pub(crate) stats: Stats,
 }
 
 impl Service {
     fn new(key: ServiceKey, p: &ServiceParams) -> Result<Arc<Self>> {
         let dests = RcuCell::new(KVec::new())?;
+        let stats = Stats::new()?;
         Arc::pin_init(
             pin_init!(Service {
                 key,
@@ -125,6 +132,7 @@ impl Service {
                 flags: AtomicU32::new(p.flags),
                 timeout: AtomicU32::new(p.timeout),
                 netmask: AtomicU32::new(p.netmask),
+                stats,
             }),
             GFP_KERNEL,
         )
@@ -232,6 +240,18 @@ impl Services {
         Ok(Self {
             list: RcuCell::new(KVec::new())?,
         })
+    }
+
+    /// Updates every service's and real server's rate estimates (from the
+    /// namespace's periodic worker).
+    pub(crate) fn estimate(&self, elapsed: u64, hz: u64) {
+        let g = ReadGuard::new();
+        for svc in self.list.get(&g).iter() {
+            svc.stats.estimate(elapsed, hz);
+            for d in svc.dests.get(&g).iter() {
+                d.stats.estimate(elapsed, hz);
+            }
+        }
     }
 
     /// The service for a packet to `addr:port` over `protocol`.
@@ -379,6 +399,31 @@ impl Services {
         svc.dests.replace(new, w)?;
         let dests = svc.dests.get_writer(w);
         svc.resync_sched(dests, None);
+        Ok(())
+    }
+
+    /// Zeroes the counters of one service (`Some`) or all, with their
+    /// real servers.
+    pub(crate) fn zero(
+        &self,
+        w: &mut impl WriterToken,
+        key: Option<&ServiceKey>,
+    ) -> Result<(), ModelError> {
+        let list = match key {
+            Some(k) => {
+                let svc = self.get(w, k)?.clone();
+                let mut one = KVec::new();
+                one.push(svc, GFP_KERNEL)?;
+                one
+            }
+            None => copy_without(self.list.get_writer(w), None)?,
+        };
+        for svc in list.iter() {
+            svc.stats.zero();
+            for d in svc.dests.get_writer(w).iter() {
+                d.stats.zero();
+            }
+        }
         Ok(())
     }
 

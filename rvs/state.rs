@@ -11,11 +11,11 @@ use crate::conn::ConnTable;
 use crate::ffi;
 use crate::hooks::Hooks;
 use crate::netns::{Net, PernetState};
-use crate::rcu::WriterToken;
+use crate::rcu::{RcuCell, WriterToken};
 use crate::rvs_core::proto::Timeouts;
 use crate::service::Services;
 use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{new_mutex, Mutex};
 use kernel::types::Opaque;
@@ -41,14 +41,16 @@ pub(crate) struct NetState {
     /// Virtual services and their real servers.
     pub(crate) services: Services,
     conns: AtomicPtr<ConnTable>,
-    /// Connection timeouts.
-    pub(crate) timeouts: Timeouts,
+    /// Connection timeouts (`--set`), read per packet.
+    pub(crate) timeouts: RcuCell<Timeouts>,
     #[pin]
     ctl: Mutex<Ctl>,
     gc: Opaque<ffi::delayed_work>,
     stopping: AtomicBool,
     /// Connections removed by the collector so far (diagnostics).
     pub(crate) collected: AtomicU32,
+    /// Jiffies of the last rate estimate.
+    last_estimate: AtomicU64,
 }
 
 // SAFETY: `net` is only used while the namespace is alive (this state is
@@ -114,6 +116,10 @@ impl NetState {
             let n = conns.collect();
             self.collected.fetch_add(n, Ordering::Relaxed);
         }
+        let now = crate::conn::jiffies();
+        let elapsed = now.wrapping_sub(self.last_estimate.swap(now, Ordering::Relaxed));
+        self.services
+            .estimate(elapsed, crate::conn::secs_to_jiffies(1));
         self.schedule_gc();
     }
 }
@@ -141,16 +147,18 @@ impl PernetState for NetState {
 
     fn new(net: &Net) -> Result<Pin<KBox<Self>>> {
         let services = Services::new()?;
+        let timeouts = RcuCell::new(Timeouts::default())?;
         let state = KBox::pin_init(
             pin_init!(NetState {
                 net: net.as_ptr(),
                 services,
                 conns: AtomicPtr::new(ptr::null_mut()),
-                timeouts: Timeouts::default(),
+                timeouts,
                 ctl <- new_mutex!(Ctl { hooks: None }, "rvs_netns_ctl"),
                 gc: Opaque::uninit(),
                 stopping: AtomicBool::new(false),
                 collected: AtomicU32::new(0),
+                last_estimate: AtomicU64::new(crate::conn::jiffies()),
             }),
             GFP_KERNEL,
         )?;

@@ -28,6 +28,7 @@
 extern crate std;
 
 pub mod config;
+pub mod estimator;
 pub mod hash;
 pub mod nlattr;
 pub mod packet;

@@ -62,6 +62,8 @@ enum rvs_cmd {
 	RVS_CMD_GET_INFO,	/* 15 */
 	RVS_CMD_ZERO,		/* 16 */
 	RVS_CMD_FLUSH,		/* 17 */
+	/* rvs additions, after IPVS's numbers */
+	RVS_CMD_GET_CONN,	/* 18: dump connections (IPVS: /proc/net/ip_vs_conn) */
 	__RVS_CMD_MAX,
 };
 #define RVS_CMD_MAX (__RVS_CMD_MAX - 1)
@@ -75,6 +77,8 @@ enum rvs_attr {
 	RVS_CMD_ATTR_TIMEOUT_TCP,	/* 4: u32 seconds */
 	RVS_CMD_ATTR_TIMEOUT_TCP_FIN,	/* 5: u32 seconds */
 	RVS_CMD_ATTR_TIMEOUT_UDP,	/* 6: u32 seconds */
+	/* rvs additions, after IPVS's numbers */
+	RVS_CMD_ATTR_CONN,		/* 7: nested connection (GET_CONN replies) */
 	__RVS_CMD_ATTR_MAX,
 };
 #define RVS_CMD_ATTR_MAX (__RVS_CMD_ATTR_MAX - 1)
@@ -137,6 +141,24 @@ enum rvs_stats_attr {
 	__RVS_STATS_ATTR_MAX,
 };
 #define RVS_STATS_ATTR_MAX (__RVS_STATS_ATTR_MAX - 1)
+
+/* Attributes nested in RVS_CMD_ATTR_CONN (rvs addition). */
+enum rvs_conn_attr {
+	RVS_CONN_ATTR_UNSPEC = 0,
+	RVS_CONN_ATTR_AF,		/* 1: u16 address family */
+	RVS_CONN_ATTR_PROTOCOL,		/* 2: u16 */
+	RVS_CONN_ATTR_CADDR,		/* 3: 16 bytes, client address */
+	RVS_CONN_ATTR_CPORT,		/* 4: u16, network order */
+	RVS_CONN_ATTR_VADDR,		/* 5: 16 bytes, virtual address */
+	RVS_CONN_ATTR_VPORT,		/* 6: u16, network order */
+	RVS_CONN_ATTR_DADDR,		/* 7: 16 bytes, real server address */
+	RVS_CONN_ATTR_DPORT,		/* 8: u16, network order */
+	RVS_CONN_ATTR_STATE,		/* 9: string, e.g. "ESTABLISHED", "UDP" */
+	RVS_CONN_ATTR_EXPIRES,		/* 10: u32, milliseconds until expiry */
+	RVS_CONN_ATTR_FWD_METHOD,	/* 11: u32 RVS_CONN_F_* */
+	__RVS_CONN_ATTR_MAX,
+};
+#define RVS_CONN_ATTR_MAX (__RVS_CONN_ATTR_MAX - 1)
 
 /* Attributes of GET_INFO replies. */
 enum rvs_info_attr {

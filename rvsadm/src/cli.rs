@@ -13,13 +13,15 @@ use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgGroup, ArgMatches};
 
 use crate::types::{
-    af_of, DestKey, DestSpec, Forward, Netmask, Protocol, ServiceKey, ServiceSpec,
+    af_of, DestKey, DestSpec, Forward, Netmask, Protocol, ServiceKey, ServiceSpec, Timeouts,
     DEFAULT_PERSISTENT_TIMEOUT, DEFAULT_SCHEDULER,
 };
 use crate::uapi;
 
 /// Longest persistence timeout accepted by `-p` (31 days, in seconds).
 pub const MAX_PERSISTENT_TIMEOUT: u32 = 31 * 86400;
+/// Longest connection timeout accepted by `--set` (31 days, as ipvsadm).
+pub const MAX_TIMEOUT: u32 = 31 * 86400;
 /// Default weight of a real server.
 pub const DEFAULT_WEIGHT: u32 = 1;
 
@@ -33,7 +35,27 @@ pub enum Command {
     AddServer(ServiceKey, DestSpec),
     EditServer(ServiceKey, DestSpec),
     DeleteServer(ServiceKey, DestKey),
+    /// `-Z`: zero the counters of one service, or of all.
+    Zero(Option<ServiceKey>),
+    /// `--set TCP TCPFIN UDP`.
+    SetTimeouts(Timeouts),
     List(ListOptions),
+}
+
+/// What `-L` lists.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ListMode {
+    /// The virtual server table (`-L`).
+    #[default]
+    Table,
+    /// The table with traffic counters (`-L --stats`).
+    Stats,
+    /// The table with rates (`-L --rate`).
+    Rate,
+    /// The connection timeouts (`-L --timeout`).
+    Timeout,
+    /// The connection table (`-L -c`).
+    Connections,
 }
 
 /// Options of `-L`.
@@ -43,6 +65,9 @@ pub struct ListOptions {
     pub service: Option<ServiceKey>,
     pub numeric: bool,
     pub json: bool,
+    pub mode: ListMode,
+    /// `--exact`: counters and rates without K/M/G/T abbreviation.
+    pub exact: bool,
 }
 
 /// A parsed command line.
@@ -81,7 +106,10 @@ Usage:
   rvsadm -a|-e -t|-u service-address -r server-address [-g|-i|-m] [-w weight]
                 [-x upper-threshold] [-y lower-threshold]
   rvsadm -d -t|-u service-address -r server-address
-  rvsadm [-L|-l] [-t|-u service-address] [-n] [--json]
+  rvsadm [-L|-l] [-t|-u service-address] [-n] [--stats|--rate] [--exact] [--json]
+  rvsadm -L|-l -c|--timeout [-n] [--json]
+  rvsadm -Z [-t|-u service-address]
+  rvsadm --set tcp tcpfin udp
   rvsadm -h | -V
 
 Commands (exactly one; without any, rvsadm lists the table like -L):
@@ -93,6 +121,11 @@ Commands (exactly one; without any, rvsadm lists the table like -L):
   -e, --edit-server      edit a real server (unset options get their defaults)
   -d, --delete-server    delete a real server from a virtual service
   -L, -l, --list         list the virtual server table (or one service)
+  -Z, --zero             zero the packet, byte and rate counters of a
+                         service, or of all services
+      --set TCP TCPFIN UDP
+                         set the connection timeouts in seconds (TCP,
+                         TCP after FIN, UDP; 0-2678400, 0 = leave unchanged)
   -h, --help             show this help and exit
   -V, --version          show the version and exit
 
@@ -120,6 +153,14 @@ Options:
   -y, --l-threshold N             lower connection threshold (0 = none)
   -n, --numeric                   numeric output (rvsadm always prints
                                   numeric addresses and ports)
+  -c, --connection                with -L: list the connections
+      --timeout                   with -L: show the timeouts (tcp tcpfin udp)
+      --stats                     with -L: counters (connections, packets,
+                                  bytes) of services and real servers
+      --rate                      with -L: rates (connections, packets,
+                                  bytes per second)
+      --exact                     with --stats/--rate: exact numbers instead
+                                  of abbreviating large ones with K/M/G/T
       --json                      list as JSON instead of ipvsadm's table
 
 Exit status: 0 success, 1 the operation failed (module not loaded, kernel
@@ -143,7 +184,15 @@ const OPTIONS: &[(&str, &str)] = &[
     ("l-threshold", "-y/--l-threshold"),
     ("numeric", "-n/--numeric"),
     ("json", "--json"),
+    ("connection", "-c/--connection"),
+    ("timeout", "--timeout"),
+    ("stats", "--stats"),
+    ("rate", "--rate"),
+    ("exact", "--exact"),
 ];
+
+/// Options of `-L` that choose what it lists (at most one).
+const LIST_MODES: &[&str] = &["connection", "timeout", "stats", "rate"];
 
 /// The commands: clap id, name for messages, options allowed with it.
 const COMMANDS: &[(&str, &str, &[&str])] = &[
@@ -213,8 +262,20 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
     (
         "list",
         "-L/--list",
-        &["tcp-service", "udp-service", "numeric", "json"],
+        &[
+            "tcp-service",
+            "udp-service",
+            "numeric",
+            "json",
+            "connection",
+            "timeout",
+            "stats",
+            "rate",
+            "exact",
+        ],
     ),
+    ("zero", "-Z/--zero", &["tcp-service", "udp-service"]),
+    ("set", "--set", &[]),
 ];
 
 fn flag(id: &'static str, short: char, long: &'static str) -> Arg {
@@ -248,6 +309,12 @@ fn clap_command() -> clap::Command {
             flag("edit-server", 'e', "edit-server"),
             flag("delete-server", 'd', "delete-server"),
             flag("list", 'L', "list").short_alias('l'),
+            flag("zero", 'Z', "zero"),
+            Arg::new("set")
+                .long("set")
+                .value_names(["TCP", "TCPFIN", "UDP"])
+                .num_args(3)
+                .allow_hyphen_values(false),
             flag("help", 'h', "help"),
             flag("version", 'V', "version"),
             value("tcp-service", 't', "tcp-service", "ADDR:PORT"),
@@ -268,6 +335,13 @@ fn clap_command() -> clap::Command {
             value("l-threshold", 'y', "l-threshold", "N"),
             flag("numeric", 'n', "numeric"),
             Arg::new("json").long("json").action(ArgAction::SetTrue),
+            flag("connection", 'c', "connection").alias("connections"),
+            Arg::new("timeout")
+                .long("timeout")
+                .action(ArgAction::SetTrue),
+            Arg::new("stats").long("stats").action(ArgAction::SetTrue),
+            Arg::new("rate").long("rate").action(ArgAction::SetTrue),
+            Arg::new("exact").long("exact").action(ArgAction::SetTrue),
         ])
         .group(ArgGroup::new("command").args(commands).multiple(false))
         .group(
@@ -275,6 +349,7 @@ fn clap_command() -> clap::Command {
                 .args(["tcp-service", "udp-service"])
                 .multiple(false),
         )
+        .group(ArgGroup::new("list-mode").args(LIST_MODES).multiple(false))
         .group(
             ArgGroup::new("forward")
                 .args(["gatewaying", "ipip", "masquerading"])
@@ -314,11 +389,15 @@ where
         return Ok(Invocation::Version(version_text()));
     }
 
+    let list_allowed = COMMANDS
+        .iter()
+        .find(|c| c.0 == "list")
+        .map_or(&[][..], |c| c.2);
     let (cmd_id, cmd_name, allowed) = COMMANDS
         .iter()
-        .find(|c| m.get_flag(c.0))
+        .find(|c| given(&m, c.0))
         .copied()
-        .unwrap_or(("list", "-L/--list (the default command)", COMMANDS[7].2));
+        .unwrap_or(("list", "-L/--list (the default command)", list_allowed));
 
     for (id, name) in OPTIONS {
         if given(&m, id) && !allowed.contains(id) {
@@ -353,11 +432,41 @@ where
             let key = dest_key(&m, &svc, cmd_name)?;
             Command::DeleteServer(svc, key)
         }
-        _ => Command::List(ListOptions {
-            service,
-            numeric: m.get_flag("numeric"),
-            json: m.get_flag("json"),
-        }),
+        "zero" => Command::Zero(service),
+        "set" => Command::SetTimeouts(timeouts(&m)?),
+        _ => {
+            let mode = if m.get_flag("connection") {
+                ListMode::Connections
+            } else if m.get_flag("timeout") {
+                ListMode::Timeout
+            } else if m.get_flag("stats") {
+                ListMode::Stats
+            } else if m.get_flag("rate") {
+                ListMode::Rate
+            } else {
+                ListMode::Table
+            };
+            if service.is_some() && matches!(mode, ListMode::Connections | ListMode::Timeout) {
+                let opt = if mode == ListMode::Connections {
+                    "-c/--connection"
+                } else {
+                    "--timeout"
+                };
+                let svc = if given(&m, "tcp-service") {
+                    "-t/--tcp-service"
+                } else {
+                    "-u/--udp-service"
+                };
+                return usage(format!("option {svc} is not allowed with -L {opt}"));
+            }
+            Command::List(ListOptions {
+                service,
+                numeric: m.get_flag("numeric"),
+                json: m.get_flag("json"),
+                mode,
+                exact: m.get_flag("exact"),
+            })
+        }
     };
     Ok(Invocation::Run(cmd))
 }
@@ -370,6 +479,19 @@ pub fn version_text() -> String {
         uapi::RVS_GENL_NAME,
         uapi::RVS_GENL_VERSION
     )
+}
+
+fn timeouts(m: &ArgMatches) -> Result<Timeouts, UsageError> {
+    let values: Vec<&String> = m.get_many::<String>("set").into_iter().flatten().collect();
+    let [tcp, tcp_fin, udp] = values[..] else {
+        return usage("--set needs 3 timeout values: tcp tcpfin udp");
+    };
+    let parse = |v: &str, what: &str| parse_number(v, 0, MAX_TIMEOUT, what);
+    Ok(Timeouts {
+        tcp: parse(tcp, "tcp timeout")?,
+        tcp_fin: parse(tcp_fin, "tcpfin timeout")?,
+        udp: parse(udp, "udp timeout")?,
+    })
 }
 
 fn service_of(m: &ArgMatches) -> Result<Option<ServiceKey>, UsageError> {
@@ -753,7 +875,8 @@ mod tests {
             Command::List(ListOptions {
                 service: None,
                 numeric: true,
-                json: false
+                json: false,
+                ..ListOptions::default()
             })
         );
         assert_eq!(run(&["-ln"]).unwrap(), run(&["-L", "-n"]).unwrap());
@@ -762,7 +885,8 @@ mod tests {
             Command::List(ListOptions {
                 service: Some(tcp("::1", 443)),
                 numeric: false,
-                json: true
+                json: true,
+                ..ListOptions::default()
             })
         );
         assert_eq!(
@@ -770,6 +894,72 @@ mod tests {
             Command::List(ListOptions {
                 json: true,
                 ..ListOptions::default()
+            })
+        );
+    }
+
+    fn list_opts(args: &[&str]) -> ListOptions {
+        match run(args).unwrap() {
+            Command::List(o) => o,
+            c => panic!("{args:?}: {c:?}"),
+        }
+    }
+
+    #[test]
+    fn list_modes() {
+        assert_eq!(list_opts(&["-L", "-n"]).mode, ListMode::Table);
+        let o = list_opts(&["-L", "-n", "--stats"]);
+        assert_eq!((o.mode, o.exact, o.numeric), (ListMode::Stats, false, true));
+        let o = list_opts(&["-l", "--rate", "--exact", "-t", "10.0.0.1:80"]);
+        assert_eq!((o.mode, o.exact), (ListMode::Rate, true));
+        assert_eq!(o.service, Some(tcp("10.0.0.1", 80)));
+        assert_eq!(list_opts(&["-L", "--timeout"]).mode, ListMode::Timeout);
+        assert_eq!(
+            list_opts(&["-l", "--timeout", "--json"]).mode,
+            ListMode::Timeout
+        );
+        for args in [
+            &["-L", "-c"][..],
+            &["-L", "-n", "-c"],
+            &["-Lnc"],
+            &["-lnc"],
+            &["-L", "--connection"],
+            &["-c"],
+        ] {
+            assert_eq!(list_opts(args).mode, ListMode::Connections, "{args:?}");
+        }
+        assert!(list_opts(&["-Lnc", "--json"]).json);
+    }
+
+    #[test]
+    fn zero_and_set() {
+        assert_eq!(run(&["-Z"]).unwrap(), Command::Zero(None));
+        assert_eq!(
+            run(&["--zero", "-t", "10.0.0.1:80"]).unwrap(),
+            Command::Zero(Some(tcp("10.0.0.1", 80)))
+        );
+        assert_eq!(
+            run(&["-Z", "-u", "[2001:db8::1]:53"]).unwrap(),
+            Command::Zero(Some(ServiceKey {
+                protocol: Protocol::Udp,
+                addr: "2001:db8::1".parse().unwrap(),
+                port: 53
+            }))
+        );
+        assert_eq!(
+            run(&["--set", "900", "120", "300"]).unwrap(),
+            Command::SetTimeouts(Timeouts {
+                tcp: 900,
+                tcp_fin: 120,
+                udp: 300
+            })
+        );
+        assert_eq!(
+            run(&["--set", "0", "0", "2678400"]).unwrap(),
+            Command::SetTimeouts(Timeouts {
+                tcp: 0,
+                tcp_fin: 0,
+                udp: 2678400
             })
         );
     }
@@ -802,6 +992,13 @@ mod tests {
             "--l-threshold",
             "--numeric",
             "--json",
+            "--zero",
+            "--set",
+            "--connection",
+            "--timeout",
+            "--stats",
+            "--rate",
+            "--exact",
             "--version",
             "--help",
             "not resolved",
@@ -853,7 +1050,24 @@ mod tests {
             (&["-D", "-t", "10.0.0.1:80", "-n"], "option -n/--numeric is not allowed with -D/--delete-service"),
             (&["-L", "--json", "-r", "10.0.1.1"], "option -r/--real-server is not allowed with -L/--list"),
             (&["-s", "rr"], "option -s/--scheduler is not allowed with -L/--list (the default command)"),
-            (&["-Z"], "unexpected argument '-Z'"),
+            (&["-Z", "-r", "10.0.1.1"], "option -r/--real-server is not allowed with -Z/--zero"),
+            (&["-Z", "-n"], "option -n/--numeric is not allowed with -Z/--zero"),
+            (&["-Z", "-L"], "cannot be used with"),
+            (&["-Z", "-c"], "option -c/--connection is not allowed with -Z/--zero"),
+            (&["--set", "900", "120"], "3 values required"),
+            (&["--set", "900", "120", "x"], "invalid udp timeout 'x' (expected a number 0-2678400)"),
+            (&["--set", "2678401", "1", "1"], "invalid tcp timeout '2678401'"),
+            (&["--set", "1", "-1", "1"], "unexpected argument '-1'"),
+            (&["--set", "1", "2", "3", "-t", "10.0.0.1:80"], "option -t/--tcp-service is not allowed with --set"),
+            (&["--set", "1", "2", "3", "-L"], "cannot be used with"),
+            (&["--stats", "-A", "-t", "10.0.0.1:80"], "option --stats is not allowed with -A/--add-service"),
+            (&["-L", "--stats", "--rate"], "cannot be used with"),
+            (&["-L", "-c", "--timeout"], "cannot be used with"),
+            (&["-L", "-c", "--stats"], "cannot be used with"),
+            (&["-L", "-c", "-t", "10.0.0.1:80"], "option -t/--tcp-service is not allowed with -L -c/--connection"),
+            (&["-L", "--timeout", "-u", "10.0.0.1:53"], "option -u/--udp-service is not allowed with -L --timeout"),
+            (&["-C", "--exact"], "option --exact is not allowed with -C/--clear"),
+            (&["-X"], "unexpected argument '-X'"),
             (&["--bogus"], "unexpected argument '--bogus'"),
             (&["-A", "-A", "-t", "10.0.0.1:80"], "cannot be used multiple times"),
             (&["-A", "-t"], "a value is required"),

@@ -27,6 +27,10 @@ pub enum Op {
     GetInfo,
     ListServices,
     ListServers,
+    Zero,
+    SetTimeouts,
+    GetTimeouts,
+    ListConnections,
 }
 
 impl Op {
@@ -43,6 +47,10 @@ impl Op {
             Op::GetInfo => "getting module info",
             Op::ListServices => "listing services",
             Op::ListServers => "listing real servers",
+            Op::Zero => "zeroing counters",
+            Op::SetTimeouts => "setting timeouts",
+            Op::GetTimeouts => "getting timeouts",
+            Op::ListConnections => "listing connections",
         }
     }
 }
@@ -83,6 +91,8 @@ pub enum Error {
         op: Op,
         cause: NlError,
     },
+    /// Writing the listing to standard output failed.
+    Output(io::Error),
 }
 
 impl Error {
@@ -177,6 +187,7 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
+            Error::Output(e) => write!(f, "writing output: {e}"),
         }
     }
 }

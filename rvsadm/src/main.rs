@@ -1,20 +1,31 @@
 //! rvsadm entry point: parse the command line, talk to the module, print.
 
-use std::io::{self, Write};
+use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
-use rvsadm::cli::{self, Command, Invocation, ListOptions};
+use rvsadm::cli::{self, Command, Invocation, ListMode, ListOptions};
 use rvsadm::error::{Error, NlError, Op, EXIT_OK};
 use rvsadm::msg;
 use rvsadm::netlink::{Client, ConnectError, Reply};
-use rvsadm::output::{self, Entry};
+use rvsadm::output::{self, Columns, Entry};
 use rvsadm::uapi;
+
+/// Callback of [`Transport::dump_each`]; an error stops the dump.
+type EachReply<'a> = &'a mut dyn FnMut(Reply) -> Result<(), Error>;
 
 /// What the command dispatch needs from a connection to the module.
 trait Transport {
     fn execute(&mut self, cmd: u8, attrs: &[u8]) -> Result<(), NlError>;
     fn get(&mut self, cmd: u8, attrs: &[u8]) -> Result<Reply, NlError>;
     fn dump(&mut self, cmd: u8, attrs: &[u8]) -> Result<Vec<Reply>, NlError>;
+    /// A dump handed to `f` message by message (outer error: netlink's,
+    /// inner: `f`'s).
+    fn dump_each(
+        &mut self,
+        cmd: u8,
+        attrs: &[u8],
+        f: EachReply<'_>,
+    ) -> Result<Result<(), Error>, NlError>;
 }
 
 impl Transport for Client {
@@ -27,10 +38,18 @@ impl Transport for Client {
     fn dump(&mut self, cmd: u8, attrs: &[u8]) -> Result<Vec<Reply>, NlError> {
         Client::dump(self, cmd, attrs)
     }
+    fn dump_each(
+        &mut self,
+        cmd: u8,
+        attrs: &[u8],
+        f: EachReply<'_>,
+    ) -> Result<Result<(), Error>, NlError> {
+        Client::dump_each(self, cmd, attrs, f)
+    }
 }
 
-/// Carries out a command; returns what to print on stdout.
-fn run_command(t: &mut impl Transport, cmd: &Command) -> Result<String, Error> {
+/// Carries out a command, writing what it prints to `out`.
+fn run_command(t: &mut impl Transport, cmd: &Command, out: &mut dyn Write) -> Result<(), Error> {
     let (op, nl_cmd, attrs) = match cmd {
         Command::AddService(s) => (
             Op::AddService,
@@ -59,13 +78,29 @@ fn run_command(t: &mut impl Transport, cmd: &Command) -> Result<String, Error> {
             uapi::RVS_CMD_DEL_DEST,
             msg::del_dest_attrs(s, d),
         ),
-        Command::List(opts) => return list(t, opts),
+        Command::Zero(k) => (Op::Zero, uapi::RVS_CMD_ZERO, msg::zero_attrs(k.as_ref())),
+        Command::SetTimeouts(t) => (
+            Op::SetTimeouts,
+            uapi::RVS_CMD_SET_CONFIG,
+            msg::timeout_attrs(t),
+        ),
+        Command::List(opts) => return list(t, opts, out),
     };
-    t.execute(nl_cmd, &attrs).map_err(Error::failed(op))?;
-    Ok(String::new())
+    t.execute(nl_cmd, &attrs).map_err(Error::failed(op))
 }
 
-fn list(t: &mut impl Transport, opts: &ListOptions) -> Result<String, Error> {
+fn write_out(out: &mut dyn Write, text: &str) -> Result<(), Error> {
+    out.write_all(text.as_bytes()).map_err(Error::Output)
+}
+
+fn list(t: &mut impl Transport, opts: &ListOptions, out: &mut dyn Write) -> Result<(), Error> {
+    let columns = match opts.mode {
+        ListMode::Timeout => return list_timeouts(t, opts, out),
+        ListMode::Connections => return list_connections(t, opts, out),
+        ListMode::Table => Columns::Config,
+        ListMode::Stats => Columns::Stats,
+        ListMode::Rate => Columns::Rate,
+    };
     let reply = t
         .get(uapi::RVS_CMD_GET_INFO, &[])
         .map_err(Error::failed(Op::GetInfo))?;
@@ -97,16 +132,78 @@ fn list(t: &mut impl Transport, opts: &ListOptions) -> Result<String, Error> {
         entries.push(Entry { service, dests });
     }
     output::sort_entries(&mut entries);
-    Ok(if opts.json {
+    let text = if opts.json {
         output::format_json(&info, &entries)
     } else {
-        output::format_table(&info, &entries, opts.service.is_none())
-    })
+        output::format_listing(&info, &entries, opts.service.is_none(), columns, opts.exact)
+    };
+    write_out(out, &text)
 }
 
-fn run() -> Result<String, Error> {
+/// `-L --timeout`: GET_CONFIG, answered by one SET_CONFIG message.
+fn list_timeouts(
+    t: &mut impl Transport,
+    opts: &ListOptions,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    let reply = t
+        .get(uapi::RVS_CMD_GET_CONFIG, &[])
+        .map_err(Error::failed(Op::GetTimeouts))?;
+    let timeouts =
+        msg::parse_timeouts(&reply.attrs).map_err(|e| Error::failed(Op::GetTimeouts)(e.into()))?;
+    write_out(
+        out,
+        &if opts.json {
+            output::format_timeouts_json(&timeouts)
+        } else {
+            output::format_timeouts(&timeouts)
+        },
+    )
+}
+
+/// `-L -c`: the GET_CONN dump, printed entry by entry as it arrives.
+fn list_connections(
+    t: &mut impl Transport,
+    opts: &ListOptions,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    write_out(
+        out,
+        if opts.json {
+            output::CONN_JSON_START
+        } else {
+            output::CONN_HEADER
+        },
+    )?;
+    let mut first = true;
+    let mut line = String::new();
+    let mut each = |r: Reply| -> Result<(), Error> {
+        let c = msg::parse_conn_reply(&r.attrs)
+            .map_err(|e| Error::failed(Op::ListConnections)(e.into()))?;
+        line.clear();
+        if opts.json {
+            if !first {
+                line.push(',');
+            }
+            line.push_str(&output::conn_json(&c));
+        } else {
+            line.push_str(&output::conn_line(&c));
+            line.push('\n');
+        }
+        first = false;
+        write_out(out, &line)
+    };
+    t.dump_each(uapi::RVS_CMD_GET_CONN, &[], &mut each)
+        .map_err(Error::failed(Op::ListConnections))??;
+    if opts.json {
+        write_out(out, output::CONN_JSON_END)?;
+    }
+    Ok(())
+}
+
+fn run(out: &mut dyn Write) -> Result<(), Error> {
     let cmd = match cli::parse(std::env::args_os())? {
-        Invocation::Help(text) | Invocation::Version(text) => return Ok(text),
+        Invocation::Help(text) | Invocation::Version(text) => return write_out(out, &text),
         Invocation::Run(cmd) => cmd,
     };
     let mut client = Client::connect().map_err(|e| match e {
@@ -116,18 +213,19 @@ fn run() -> Result<String, Error> {
             cause,
         },
     })?;
-    run_command(&mut client, &cmd)
+    run_command(&mut client, &cmd, out)
 }
 
 fn main() -> ExitCode {
-    let code = match run() {
-        Ok(text) => {
-            let mut out = io::stdout().lock();
-            // A closed pipe (rvsadm -L | head) is not an error worth a panic.
-            let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
-            EXIT_OK
-        }
+    let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    let result = run(&mut out).and_then(|()| out.flush().map_err(Error::Output));
+    let code = match result {
+        Ok(()) => EXIT_OK,
+        // A closed pipe (rvsadm -L | head) is not an error worth a message.
+        Err(Error::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => EXIT_OK,
         Err(e) => {
+            // Whatever was listed before the failure goes out first.
+            let _ = out.flush();
             eprintln!("rvsadm: {e}");
             if let Error::Usage(_) = e {
                 eprintln!("Try `rvsadm -h' or `rvsadm --help' for more information.");
@@ -150,6 +248,8 @@ mod tests {
         fail_execute: Option<i32>,
         services: Vec<Vec<u8>>,
         dests: Vec<Vec<u8>>,
+        conns: Vec<Vec<u8>>,
+        config: Vec<u8>,
     }
 
     impl Transport for Fake {
@@ -174,6 +274,12 @@ mod tests {
                     attrs: w.finish(),
                 });
             }
+            if cmd == uapi::RVS_CMD_GET_CONFIG {
+                return Ok(Reply {
+                    cmd: uapi::RVS_CMD_SET_CONFIG,
+                    attrs: self.config.clone(),
+                });
+            }
             Ok(Reply {
                 cmd: uapi::RVS_CMD_NEW_SERVICE,
                 attrs: self.services[0].clone(),
@@ -194,6 +300,31 @@ mod tests {
                 })
                 .collect())
         }
+        fn dump_each(
+            &mut self,
+            cmd: u8,
+            attrs: &[u8],
+            f: EachReply<'_>,
+        ) -> Result<Result<(), Error>, NlError> {
+            self.sent.push(("dump_each", cmd, attrs.to_vec()));
+            for a in &self.conns {
+                let r = f(Reply {
+                    cmd,
+                    attrs: a.clone(),
+                });
+                if r.is_err() {
+                    return Ok(r);
+                }
+            }
+            Ok(Ok(()))
+        }
+    }
+
+    /// Runs a command against `f`, returning its output.
+    fn run_on(f: &mut Fake, cmd: &Command) -> Result<String, Error> {
+        let mut out = Vec::new();
+        run_command(f, cmd, &mut out)?;
+        Ok(String::from_utf8(out).unwrap())
     }
 
     fn command(args: &[&str]) -> Command {
@@ -227,17 +358,184 @@ mod tests {
                 &["-d", "-t", "10.0.0.1:80", "-r", "10.0.1.1"],
                 uapi::RVS_CMD_DEL_DEST,
             ),
+            (&["-Z"], uapi::RVS_CMD_ZERO),
+            (&["-Z", "-u", "10.0.0.1:53"], uapi::RVS_CMD_ZERO),
+            (&["--set", "900", "120", "300"], uapi::RVS_CMD_SET_CONFIG),
         ];
         for (args, want) in cases {
             let mut f = Fake::default();
-            let out = run_command(&mut f, &command(args)).unwrap();
+            let out = run_on(&mut f, &command(args)).unwrap();
             assert_eq!(out, "");
             assert_eq!(f.sent.len(), 1, "{args:?}");
             assert_eq!((f.sent[0].0, f.sent[0].1), ("execute", *want), "{args:?}");
         }
         let mut f = Fake::default();
-        run_command(&mut f, &Command::Clear).unwrap();
+        run_on(&mut f, &Command::Clear).unwrap();
         assert!(f.sent[0].2.is_empty(), "FLUSH carries no attributes");
+    }
+
+    #[test]
+    fn zero_and_set_attributes() {
+        let mut f = Fake::default();
+        run_on(&mut f, &command(&["-Z"])).unwrap();
+        assert!(f.sent[0].2.is_empty(), "ZERO of all carries no attributes");
+        let mut f = Fake::default();
+        run_on(&mut f, &command(&["--zero", "-t", "10.0.0.1:80"])).unwrap();
+        let key = rvsadm::types::ServiceKey {
+            protocol: rvsadm::types::Protocol::Tcp,
+            addr: "10.0.0.1".parse().unwrap(),
+            port: 80,
+        };
+        assert_eq!(f.sent[0].2, msg::service_key_attrs(&key));
+        let mut f = Fake::default();
+        run_on(&mut f, &command(&["--set", "0", "120", "300"])).unwrap();
+        let mut w = AttrWriter::new();
+        w.put_u32(4, 0).put_u32(5, 120).put_u32(6, 300);
+        assert_eq!(f.sent[0].2, w.finish());
+        let mut f = Fake {
+            fail_execute: Some(3),
+            ..Fake::default()
+        };
+        let e = run_on(&mut f, &command(&["-Z", "-t", "10.0.0.1:80"])).unwrap_err();
+        assert!(
+            e.to_string().starts_with("zeroing counters failed: "),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn list_timeouts() {
+        let mut w = AttrWriter::new();
+        w.put_u32(uapi::RVS_CMD_ATTR_TIMEOUT_TCP, 900)
+            .put_u32(uapi::RVS_CMD_ATTR_TIMEOUT_TCP_FIN, 120)
+            .put_u32(uapi::RVS_CMD_ATTR_TIMEOUT_UDP, 300);
+        let mut f = Fake {
+            config: w.finish(),
+            ..Fake::default()
+        };
+        let out = run_on(&mut f, &command(&["-L", "--timeout"])).unwrap();
+        assert_eq!(out, "Timeout (tcp tcpfin udp): 900 120 300\n");
+        assert_eq!(f.sent.len(), 1);
+        assert_eq!(
+            (f.sent[0].0, f.sent[0].1, f.sent[0].2.is_empty()),
+            ("get", uapi::RVS_CMD_GET_CONFIG, true)
+        );
+        let out = run_on(&mut f, &command(&["-l", "--timeout", "--json"])).unwrap();
+        assert_eq!(
+            out,
+            "{\"timeout\":{\"tcp\":900,\"tcpfin\":120,\"udp\":300}}\n"
+        );
+    }
+
+    fn conn_reply(cport: u16, state: &str, expires_ms: u32) -> Vec<u8> {
+        let v4 = |a: [u8; 4]| {
+            let mut b = [0u8; 16];
+            b[..4].copy_from_slice(&a);
+            b
+        };
+        let mut w = AttrWriter::new();
+        w.nest(uapi::RVS_CMD_ATTR_CONN, |c| {
+            c.put_u16(uapi::RVS_CONN_ATTR_AF, 2)
+                .put_u16(uapi::RVS_CONN_ATTR_PROTOCOL, 6)
+                .put(uapi::RVS_CONN_ATTR_CADDR, &v4([10, 0, 0, 2]))
+                .put_be16(uapi::RVS_CONN_ATTR_CPORT, cport)
+                .put(uapi::RVS_CONN_ATTR_VADDR, &v4([10, 0, 100, 1]))
+                .put_be16(uapi::RVS_CONN_ATTR_VPORT, 80)
+                .put(uapi::RVS_CONN_ATTR_DADDR, &v4([10, 0, 1, 1]))
+                .put_be16(uapi::RVS_CONN_ATTR_DPORT, 80)
+                .put_str(uapi::RVS_CONN_ATTR_STATE, state)
+                .put_u32(uapi::RVS_CONN_ATTR_EXPIRES, expires_ms)
+                .put_u32(uapi::RVS_CONN_ATTR_FWD_METHOD, uapi::RVS_CONN_F_MASQ);
+        });
+        w.finish()
+    }
+
+    #[test]
+    fn list_connections() {
+        let mut f = Fake {
+            conns: vec![
+                conn_reply(40962, "ESTABLISHED", 899_999),
+                conn_reply(40964, "SYN_RECV", 59_000),
+            ],
+            ..Fake::default()
+        };
+        let out = run_on(&mut f, &command(&["-L", "-n", "-c"])).unwrap();
+        assert_eq!(
+            out,
+            "IPVS connection entries\n\
+             pro expire state       source             virtual            destination\n\
+             TCP 14:59  ESTABLISHED 10.0.0.2:40962     10.0.100.1:80      10.0.1.1:80\n\
+             TCP 00:59  SYN_RECV    10.0.0.2:40964     10.0.100.1:80      10.0.1.1:80\n"
+        );
+        assert_eq!(f.sent.len(), 1);
+        assert_eq!(
+            (f.sent[0].0, f.sent[0].1, f.sent[0].2.is_empty()),
+            ("dump_each", uapi::RVS_CMD_GET_CONN, true)
+        );
+        let out = run_on(&mut f, &command(&["-Lnc", "--json"])).unwrap();
+        assert_eq!(
+            out,
+            concat!(
+                r#"{"connections":[{"protocol":"tcp","expire_ms":899999,"state":"ESTABLISHED","#,
+                r#""client":"10.0.0.2:40962","virtual":"10.0.100.1:80","destination":"10.0.1.1:80","forward":"masq"},"#,
+                r#"{"protocol":"tcp","expire_ms":59000,"state":"SYN_RECV","client":"10.0.0.2:40964","#,
+                r#""virtual":"10.0.100.1:80","destination":"10.0.1.1:80","forward":"masq"}]}"#,
+                "\n"
+            )
+        );
+        // Empty table: headers only; valid JSON.
+        let mut f = Fake::default();
+        assert_eq!(
+            run_on(&mut f, &command(&["-L", "-c", "--json"])).unwrap(),
+            "{\"connections\":[]}\n"
+        );
+        assert_eq!(
+            run_on(&mut f, &command(&["-L", "-c"]))
+                .unwrap()
+                .lines()
+                .count(),
+            2
+        );
+        // A malformed entry stops the listing with an error.
+        let mut f = Fake {
+            conns: vec![conn_reply(1, "UDP", 0), vec![4, 0, 7, 0]],
+            ..Fake::default()
+        };
+        let e = run_on(&mut f, &command(&["-L", "-c"])).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("listing connections failed: malformed reply"),
+            "{e}"
+        );
+    }
+
+    /// Stops after a byte budget, like a pipe closed by the reader.
+    struct ShortWriter(usize);
+
+    impl Write for ShortWriter {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if self.0 < buf.len() {
+                return Err(io::ErrorKind::BrokenPipe.into());
+            }
+            self.0 -= buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn connection_listing_stops_when_output_fails() {
+        let mut f = Fake {
+            conns: (0..1000)
+                .map(|i| conn_reply(i, "ESTABLISHED", 1000))
+                .collect(),
+            ..Fake::default()
+        };
+        let mut out = ShortWriter(500);
+        let e = run_command(&mut f, &command(&["-L", "-c"]), &mut out).unwrap_err();
+        assert!(matches!(e, Error::Output(ref io) if io.kind() == io::ErrorKind::BrokenPipe));
     }
 
     #[test]
@@ -246,7 +544,7 @@ mod tests {
             fail_execute: Some(2),
             ..Fake::default()
         };
-        let e = run_command(&mut f, &command(&["-E", "-t", "10.0.0.1:80"])).unwrap_err();
+        let e = run_on(&mut f, &command(&["-E", "-t", "10.0.0.1:80"])).unwrap_err();
         assert_eq!(
             e.to_string(),
             "editing service failed: No such file or directory (Service not found)"
@@ -289,7 +587,7 @@ mod tests {
             dests: vec![dest_reply([10, 0, 1, 1], 80)],
             ..Fake::default()
         };
-        let out = run_command(&mut f, &command(&["-L", "-n"])).unwrap();
+        let out = run_on(&mut f, &command(&["-L", "-n"])).unwrap();
         assert_eq!(
             out,
             "IP Virtual Server version 1.2.1 (size=4096)\n\
@@ -321,12 +619,76 @@ mod tests {
             services: vec![service_reply([10, 0, 0, 1], 80)],
             ..Fake::default()
         };
-        let out = run_command(&mut f, &command(&["-L", "-t", "10.0.0.1:80", "--json"])).unwrap();
+        let out = run_on(&mut f, &command(&["-L", "-t", "10.0.0.1:80", "--json"])).unwrap();
         assert!(out.starts_with("{\"version\":\"1.2.1\""), "{out}");
         assert_eq!(
             (f.sent[1].0, f.sent[1].1),
             ("get", uapi::RVS_CMD_GET_SERVICE)
         );
         assert_eq!(f.sent[1].2, key);
+    }
+
+    #[test]
+    fn list_stats_and_rate_from_stats64() {
+        let stats = |w: &mut AttrWriter| {
+            w.put(uapi::RVS_STATS_ATTR_PAD, &[]);
+            for (ty, v) in [(1u16, 5u64), (2, 50), (3, 40), (4, 3000), (5, 250_000_000)] {
+                w.put(ty, &v.to_ne_bytes());
+            }
+            w.put(uapi::RVS_STATS_ATTR_PAD, &[0; 4]);
+            for (ty, v) in [(6u16, 1u64), (7, 12), (8, 10), (9, 900), (10, 800)] {
+                w.put(ty, &v.to_ne_bytes());
+            }
+        };
+        let mut svc = service_reply([10, 0, 0, 1], 80);
+        // Append STATS64 inside the service nest: rebuild it.
+        let inner = msg::find_attr(&svc, uapi::RVS_CMD_ATTR_SERVICE)
+            .unwrap()
+            .unwrap()
+            .to_vec();
+        let mut w = AttrWriter::new();
+        w.nest(uapi::RVS_CMD_ATTR_SERVICE, |s| {
+            s.put_raw(&inner);
+            s.nest(uapi::RVS_SVC_ATTR_STATS64, stats);
+        });
+        svc = w.finish();
+        let mut a = [0u8; 16];
+        a[..4].copy_from_slice(&[10, 0, 1, 1]);
+        let mut w = AttrWriter::new();
+        w.nest(uapi::RVS_CMD_ATTR_DEST, |d| {
+            d.put(uapi::RVS_DEST_ATTR_ADDR, &a)
+                .put_be16(uapi::RVS_DEST_ATTR_PORT, 80)
+                .nest(uapi::RVS_DEST_ATTR_STATS64, stats);
+        });
+        let mut f = Fake {
+            services: vec![svc],
+            dests: vec![w.finish()],
+            ..Fake::default()
+        };
+        let out = run_on(&mut f, &command(&["-L", "-n", "--stats"])).unwrap();
+        assert_eq!(
+            out,
+            "IP Virtual Server version 1.2.1 (size=4096)\n\
+             Prot LocalAddress:Port               Conns   InPkts  OutPkts  InBytes OutBytes\n  \
+             -> RemoteAddress:Port\n\
+             TCP  10.0.0.1:80                         5       50       40     3000  250000K\n  \
+             -> 10.0.1.1:80                         5       50       40     3000  250000K\n"
+        );
+        let out = run_on(&mut f, &command(&["-L", "-n", "--stats", "--exact"])).unwrap();
+        assert!(out.contains("     3000 250000000\n"), "{out}");
+        let out = run_on(&mut f, &command(&["-L", "-n", "--rate"])).unwrap();
+        assert_eq!(
+            out,
+            "IP Virtual Server version 1.2.1 (size=4096)\n\
+             Prot LocalAddress:Port                 CPS    InPPS   OutPPS    InBPS   OutBPS\n  \
+             -> RemoteAddress:Port\n\
+             TCP  10.0.0.1:80                         1       12       10      900      800\n  \
+             -> 10.0.1.1:80                         1       12       10      900      800\n"
+        );
+        let out = run_on(&mut f, &command(&["-L", "--json"])).unwrap();
+        assert!(
+            out.contains(r#""stats":{"conns":5,"inpkts":50,"outpkts":40,"inbytes":3000,"outbytes":250000000,"cps":1,"inpps":12,"outpps":10,"inbps":900,"outbps":800}"#),
+            "{out}"
+        );
     }
 }

@@ -8,8 +8,8 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::types::{
-    af_of, Dest, DestKey, DestSpec, Forward, Info, Netmask, Protocol, Service, ServiceKey,
-    ServiceSpec, Stats,
+    af_of, Conn, Dest, DestKey, DestSpec, Forward, Info, Netmask, Protocol, Service, ServiceKey,
+    ServiceSpec, Stats, Timeouts,
 };
 use crate::uapi::{self, linux};
 
@@ -56,6 +56,13 @@ impl AttrWriter {
     /// A u16 in network byte order (ports).
     pub fn put_be16(&mut self, ty: u16, v: u16) -> &mut Self {
         self.put(ty, &v.to_be_bytes())
+    }
+
+    /// Already encoded attributes, appended as they are.
+    pub fn put_raw(&mut self, attrs: &[u8]) -> &mut Self {
+        self.buf.extend_from_slice(attrs);
+        self.buf.resize(align4(self.buf.len()), 0);
+        self
     }
 
     /// A NUL-terminated string.
@@ -145,6 +152,21 @@ pub fn del_dest_attrs(svc: &ServiceKey, dest: &DestKey) -> Vec<u8> {
             .put_u16(uapi::RVS_DEST_ATTR_ADDR_FAMILY, af_of(&dest.addr));
     });
     w.finish()
+}
+
+/// SET_CONFIG (`--set`): the three timeouts as top-level u32 attributes,
+/// always all three (0 leaves a timeout unchanged), as ipvsadm sends them.
+pub fn timeout_attrs(t: &Timeouts) -> Vec<u8> {
+    let mut w = AttrWriter::new();
+    w.put_u32(uapi::RVS_CMD_ATTR_TIMEOUT_TCP, t.tcp)
+        .put_u32(uapi::RVS_CMD_ATTR_TIMEOUT_TCP_FIN, t.tcp_fin)
+        .put_u32(uapi::RVS_CMD_ATTR_TIMEOUT_UDP, t.udp);
+    w.finish()
+}
+
+/// ZERO (`-Z`): the service key for one service, nothing for all.
+pub fn zero_attrs(key: Option<&ServiceKey>) -> Vec<u8> {
+    key.map(service_key_attrs).unwrap_or_default()
 }
 
 /// A reply the module sent that rvsadm cannot make sense of.
@@ -258,7 +280,8 @@ fn get_addr(p: &[u8], af: u16, what: &str) -> Result<IpAddr, ParseError> {
     }
 }
 
-fn parse_stats(buf: &[u8]) -> Result<Stats, ParseError> {
+/// Parses the content of a nested `*_ATTR_STATS` / `*_ATTR_STATS64`.
+pub fn parse_stats(buf: &[u8]) -> Result<Stats, ParseError> {
     let mut s = Stats::default();
     for a in Attrs::new(buf) {
         let (ty, p) = a?;
@@ -268,6 +291,12 @@ fn parse_stats(buf: &[u8]) -> Result<Stats, ParseError> {
             uapi::RVS_STATS_ATTR_OUTPKTS => &mut s.outpkts,
             uapi::RVS_STATS_ATTR_INBYTES => &mut s.inbytes,
             uapi::RVS_STATS_ATTR_OUTBYTES => &mut s.outbytes,
+            uapi::RVS_STATS_ATTR_CPS => &mut s.cps,
+            uapi::RVS_STATS_ATTR_INPPS => &mut s.inpps,
+            uapi::RVS_STATS_ATTR_OUTPPS => &mut s.outpps,
+            uapi::RVS_STATS_ATTR_INBPS => &mut s.inbps,
+            uapi::RVS_STATS_ATTR_OUTBPS => &mut s.outbps,
+            // RVS_STATS_ATTR_PAD (alignment of the u64s) and anything newer.
             _ => continue,
         };
         *field = get_u64(p, "stats counter")?;
@@ -430,6 +459,77 @@ pub fn parse_info(attrs: &[u8]) -> Result<Info, ParseError> {
         }),
         None => perr("info reply without VERSION"),
     }
+}
+
+/// Parses a GET_CONFIG reply (command SET_CONFIG); a missing timeout is 0.
+pub fn parse_timeouts(attrs: &[u8]) -> Result<Timeouts, ParseError> {
+    let mut t = Timeouts::default();
+    for a in Attrs::new(attrs) {
+        let (ty, p) = a?;
+        match ty {
+            uapi::RVS_CMD_ATTR_TIMEOUT_TCP => t.tcp = get_u32(p, "TIMEOUT_TCP")?,
+            uapi::RVS_CMD_ATTR_TIMEOUT_TCP_FIN => t.tcp_fin = get_u32(p, "TIMEOUT_TCP_FIN")?,
+            uapi::RVS_CMD_ATTR_TIMEOUT_UDP => t.udp = get_u32(p, "TIMEOUT_UDP")?,
+            _ => {}
+        }
+    }
+    Ok(t)
+}
+
+/// Parses the attributes of a GET_CONN dump entry.
+pub fn parse_conn_reply(attrs: &[u8]) -> Result<Conn, ParseError> {
+    match find_attr(attrs, uapi::RVS_CMD_ATTR_CONN)? {
+        Some(nested) => parse_conn(nested),
+        None => perr("connection reply without RVS_CMD_ATTR_CONN"),
+    }
+}
+
+/// Parses the content of a nested `RVS_CMD_ATTR_CONN`.
+pub fn parse_conn(buf: &[u8]) -> Result<Conn, ParseError> {
+    let mut af = None;
+    let mut protocol = 0u16;
+    let (mut caddr, mut vaddr, mut daddr) = (None, None, None);
+    let (mut cport, mut vport, mut dport) = (0u16, 0u16, 0u16);
+    let mut state = String::new();
+    let mut expires_ms = 0u32;
+    let mut fwd = uapi::RVS_CONN_F_MASQ;
+    for a in Attrs::new(buf) {
+        let (ty, p) = a?;
+        match ty {
+            uapi::RVS_CONN_ATTR_AF => af = Some(get_u16(p, "conn AF")?),
+            uapi::RVS_CONN_ATTR_PROTOCOL => protocol = get_u16(p, "conn PROTOCOL")?,
+            uapi::RVS_CONN_ATTR_CADDR => caddr = Some(p),
+            uapi::RVS_CONN_ATTR_CPORT => cport = get_be16(p, "conn CPORT")?,
+            uapi::RVS_CONN_ATTR_VADDR => vaddr = Some(p),
+            uapi::RVS_CONN_ATTR_VPORT => vport = get_be16(p, "conn VPORT")?,
+            uapi::RVS_CONN_ATTR_DADDR => daddr = Some(p),
+            uapi::RVS_CONN_ATTR_DPORT => dport = get_be16(p, "conn DPORT")?,
+            uapi::RVS_CONN_ATTR_STATE => state = get_string(p),
+            uapi::RVS_CONN_ATTR_EXPIRES => expires_ms = get_u32(p, "conn EXPIRES")?,
+            uapi::RVS_CONN_ATTR_FWD_METHOD => fwd = get_u32(p, "conn FWD_METHOD")?,
+            _ => {}
+        }
+    }
+    let Some(af) = af else {
+        return perr("connection without AF");
+    };
+    let addr = |raw: Option<&[u8]>, what: &str| match raw {
+        Some(p) => get_addr(p, af, what),
+        None => perr(format!("connection without {what}")),
+    };
+    Ok(Conn {
+        af,
+        protocol: Protocol::from_number(protocol),
+        caddr: addr(caddr, "CADDR")?,
+        cport,
+        vaddr: addr(vaddr, "VADDR")?,
+        vport,
+        daddr: addr(daddr, "DADDR")?,
+        dport,
+        state,
+        expires_ms,
+        forward: Forward::from_code(fwd),
+    })
 }
 
 #[cfg(test)]
@@ -719,5 +819,175 @@ mod tests {
         ]
         .concat();
         assert_eq!(parse_service(&inner).unwrap().stats.conns, 99);
+    }
+
+    #[test]
+    fn set_config_exact_bytes() {
+        let got = timeout_attrs(&Timeouts {
+            tcp: 900,
+            tcp_fin: 0,
+            udp: 300,
+        });
+        let want = [attr(4, &ne32(900)), attr(5, &ne32(0)), attr(6, &ne32(300))].concat();
+        assert_eq!(got, want);
+        assert_eq!(got.len(), 24);
+        assert_eq!(&got[..4], &[ne16(8), ne16(4)].concat()[..]);
+        assert_eq!(&got[4..8], &ne32(900));
+    }
+
+    #[test]
+    fn zero_attrs_with_and_without_service() {
+        assert!(zero_attrs(None).is_empty());
+        let got = zero_attrs(Some(&tcp_key()));
+        assert_eq!(got, attr(1 | NLA_F_NESTED, &key_bytes()));
+        assert_eq!(got.len(), 4 + 8 + 8 + 20 + 8);
+    }
+
+    #[test]
+    fn parse_timeouts_reply() {
+        let buf = [
+            attr(4, &ne32(900)),
+            attr(5, &ne32(120)),
+            attr(6, &ne32(300)),
+            attr(42, &[1]),
+        ]
+        .concat();
+        assert_eq!(
+            parse_timeouts(&buf).unwrap(),
+            Timeouts {
+                tcp: 900,
+                tcp_fin: 120,
+                udp: 300
+            }
+        );
+        assert_eq!(parse_timeouts(&[]).unwrap(), Timeouts::default());
+        assert!(parse_timeouts(&attr(4, &[1, 2])).is_err());
+    }
+
+    fn u64a(ty: u16, v: u64) -> Vec<u8> {
+        attr(ty, &v.to_ne_bytes())
+    }
+
+    /// STATS64 as the kernel lays it out: u64 attributes with PAD
+    /// attributes (empty or 4 bytes) between them for alignment.
+    fn stats64_with_pad() -> Vec<u8> {
+        [
+            attr(11, &[]),
+            u64a(1, 5),
+            u64a(2, 50),
+            attr(11, &[0; 4]),
+            u64a(3, 40),
+            u64a(4, 3000),
+            u64a(5, 123_456_789_012),
+            attr(11, &[]),
+            u64a(6, 1),
+            u64a(7, 12),
+            u64a(8, 10),
+            u64a(9, 900),
+            u64a(10, u64::MAX),
+            attr(11, &[0; 4]),
+        ]
+        .concat()
+    }
+
+    #[test]
+    fn parse_stats64_with_pad() {
+        let s = parse_stats(&stats64_with_pad()).unwrap();
+        assert_eq!(
+            s,
+            Stats {
+                conns: 5,
+                inpkts: 50,
+                outpkts: 40,
+                inbytes: 3000,
+                outbytes: 123_456_789_012,
+                cps: 1,
+                inpps: 12,
+                outpps: 10,
+                inbps: 900,
+                outbps: u64::MAX,
+            }
+        );
+        assert_eq!(parse_stats(&[]).unwrap(), Stats::default());
+        // Truncated counter.
+        assert!(parse_stats(&attr(1, &[0; 6])).is_err());
+        // In service and destination replies.
+        let inner = [key_bytes(), attr(12 | NLA_F_NESTED, &stats64_with_pad())].concat();
+        assert_eq!(parse_service(&inner).unwrap().stats, s);
+        let dest = [
+            attr(1, &[10, 0, 1, 1]),
+            attr(12 | NLA_F_NESTED, &stats64_with_pad()),
+        ]
+        .concat();
+        assert_eq!(parse_dest(&dest, 2).unwrap().stats, s);
+        // Without stats (older module): zeros.
+        assert_eq!(parse_service(&key_bytes()).unwrap().stats, Stats::default());
+    }
+
+    fn conn_bytes(af: u16, c: &[u8], v: &[u8], d: &[u8]) -> Vec<u8> {
+        [
+            attr(1, &ne16(af)),
+            attr(2, &ne16(6)),
+            attr(3, c),
+            attr(4, &40962u16.to_be_bytes()),
+            attr(5, v),
+            attr(6, &80u16.to_be_bytes()),
+            attr(7, d),
+            attr(8, &8080u16.to_be_bytes()),
+            attr(9, b"ESTABLISHED\0"),
+            attr(10, &ne32(899_999)),
+            attr(11, &ne32(uapi::RVS_CONN_F_DROUTE)),
+            attr(99, b"future"),
+        ]
+        .concat()
+    }
+
+    #[test]
+    fn parse_conn_v4_v6_and_errors() {
+        let a16 = |a: [u8; 4]| {
+            let mut b = [0u8; 16];
+            b[..4].copy_from_slice(&a);
+            b
+        };
+        let inner = conn_bytes(
+            2,
+            &a16([10, 0, 0, 2]),
+            &a16([10, 0, 100, 1]),
+            &a16([10, 0, 1, 1]),
+        );
+        let c = parse_conn_reply(&attr(7 | NLA_F_NESTED, &inner)).unwrap();
+        assert_eq!(
+            c,
+            Conn {
+                af: 2,
+                protocol: Protocol::Tcp,
+                caddr: "10.0.0.2".parse().unwrap(),
+                cport: 40962,
+                vaddr: "10.0.100.1".parse().unwrap(),
+                vport: 80,
+                daddr: "10.0.1.1".parse().unwrap(),
+                dport: 8080,
+                state: "ESTABLISHED".into(),
+                expires_ms: 899_999,
+                forward: Forward::Route,
+            }
+        );
+        let v6 = |s: &str| s.parse::<Ipv6Addr>().unwrap().octets();
+        let inner6 = conn_bytes(
+            10,
+            &v6("2001:db8::2"),
+            &v6("2001:db8::1"),
+            &v6("2001:db8::3"),
+        );
+        let c6 = parse_conn(&inner6).unwrap();
+        assert_eq!(c6.vaddr, "2001:db8::1".parse::<IpAddr>().unwrap());
+        assert_eq!(c6.af, 10);
+        // Missing nest, AF or an address; a short IPv6 address.
+        assert!(parse_conn_reply(&attr(1, &ne16(2))).is_err());
+        assert!(parse_conn(&inner[8..]).is_err());
+        let no_daddr = [attr(1, &ne16(2)), attr(3, &[0; 16]), attr(5, &[0; 16])].concat();
+        let e = parse_conn(&no_daddr).unwrap_err();
+        assert!(e.to_string().contains("DADDR"), "{e}");
+        assert!(parse_conn(&conn_bytes(10, &[0; 4], &[0; 16], &[0; 16])).is_err());
     }
 }

@@ -303,6 +303,19 @@ impl Client {
         self.transact(self.family, cmd, self.version, NLM_F_DUMP, attrs)
     }
 
+    /// A dump request whose messages are handed to `f` one by one as they
+    /// arrive, without collecting them (connection tables can be large).
+    /// The outer error is the netlink exchange's; the inner one is `f`'s,
+    /// which stops the dump early.
+    pub fn dump_each<E>(
+        &mut self,
+        cmd: u8,
+        attrs: &[u8],
+        f: impl FnMut(Reply) -> Result<(), E>,
+    ) -> Result<Result<(), E>, NlError> {
+        self.transact_each(self.family, cmd, self.version, NLM_F_DUMP, attrs, f)
+    }
+
     fn transact(
         &mut self,
         family: u16,
@@ -311,12 +324,30 @@ impl Client {
         flags: u16,
         attrs: &[u8],
     ) -> Result<Vec<Reply>, NlError> {
+        let mut replies = Vec::new();
+        let collected =
+            self.transact_each(family, cmd, version, flags, attrs, |r| -> Result<(), ()> {
+                replies.push(r);
+                Ok(())
+            })?;
+        debug_assert!(collected.is_ok());
+        Ok(replies)
+    }
+
+    fn transact_each<E>(
+        &mut self,
+        family: u16,
+        cmd: u8,
+        version: u8,
+        flags: u16,
+        attrs: &[u8],
+        mut f: impl FnMut(Reply) -> Result<(), E>,
+    ) -> Result<Result<(), E>, NlError> {
         self.seq = self.seq.wrapping_add(1);
         let seq = self.seq;
         let req = encode_request(family, flags, seq, cmd, version, attrs);
         self.sock.send(&req, Msg::empty())?;
         let dump = flags & NLM_F_DUMP == NLM_F_DUMP;
-        let mut replies = Vec::new();
         loop {
             let n = match self.sock.recv(&mut self.buf[..], Msg::TRUNC) {
                 Ok((n, _)) => n,
@@ -338,12 +369,14 @@ impl Client {
             for m in decode(&self.buf[..n])? {
                 match m {
                     Incoming::Data { seq: s, cmd, attrs } if s == seq => {
-                        replies.push(Reply { cmd, attrs });
+                        if let Err(e) = f(Reply { cmd, attrs }) {
+                            return Ok(Err(e));
+                        }
                         if !dump && flags & NLM_F_ACK == 0 {
-                            return Ok(replies);
+                            return Ok(Ok(()));
                         }
                     }
-                    Incoming::Ack { seq: s } if s == seq => return Ok(replies),
+                    Incoming::Ack { seq: s } if s == seq => return Ok(Ok(())),
                     Incoming::Error {
                         seq: s,
                         errno,
@@ -357,7 +390,7 @@ impl Client {
                         return if errno != 0 {
                             Err(NlError::Kernel { errno, message })
                         } else {
-                            Ok(replies)
+                            Ok(Ok(()))
                         };
                     }
                     Incoming::Overrun { seq: s } if s == seq => {
@@ -532,6 +565,19 @@ mod tests {
         };
         assert_eq!(c.family, GENL_ID_CTRL);
         let families = c.dump(CTRL_CMD_GETFAMILY, &[]).unwrap();
+        // The same dump streamed, and one stopped by its callback.
+        let mut streamed = 0;
+        let r: Result<(), ()> = c
+            .dump_each(CTRL_CMD_GETFAMILY, &[], |_| {
+                streamed += 1;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!((r, streamed), (Ok(()), families.len()));
+        let stopped = c
+            .dump_each(CTRL_CMD_GETFAMILY, &[], |_| Err("stop"))
+            .unwrap();
+        assert_eq!(stopped, Err("stop"));
         assert!(families.iter().any(|r| {
             msg::find_attr(&r.attrs, CTRL_ATTR_FAMILY_NAME).unwrap() == Some(&b"nlctrl\0"[..])
         }));

@@ -1,10 +1,11 @@
-//! Rendering of the virtual server table: ipvsadm's `-L -n` layout and JSON.
+//! Rendering of listings in ipvsadm's layouts (`-L -n`, `--stats`,
+//! `--rate`, `--timeout`, `-c`) and as JSON.
 
 use std::net::IpAddr;
 
 use serde::Serialize;
 
-use crate::types::{fmt_addr_port, Dest, Info, Service};
+use crate::types::{fmt_addr_port, Conn, Dest, Info, Service, Stats, Timeouts};
 use crate::uapi::{self, linux};
 
 /// One service with its real servers.
@@ -36,9 +37,45 @@ pub fn sort_entries(entries: &mut [Entry]) {
     }
 }
 
-/// The service part of a listing line, e.g. `TCP  10.0.0.1:80 rr persistent 300`.
-pub fn service_line(s: &Service) -> String {
-    let name = if s.fwmark != 0 {
+/// Which columns a table listing has.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Columns {
+    /// Scheduler, flags, forwarding, weight and connection counts (`-L`).
+    #[default]
+    Config,
+    /// Counters (`-L --stats`).
+    Stats,
+    /// Rates (`-L --rate`).
+    Rate,
+}
+
+/// ipvsadm's `print_largenum`: a number in a 9-character column (a space
+/// and 8 characters). Below 100 million it is printed as is; above, in
+/// thousands (K) below 1e9, millions (M) below 1e11, billions (G) below
+/// 1e14, else trillions (T), truncated. With `exact`, always the whole
+/// number, widened (keeping a space in front) when it has more than 8 digits.
+pub fn largenum(n: u64, exact: bool) -> String {
+    if exact {
+        let digits = n.to_string();
+        let width = if digits.len() <= 8 {
+            9
+        } else {
+            digits.len() + 1
+        };
+        return format!("{digits:>width$}");
+    }
+    match n {
+        0..=99_999_999 => format!("{n:>9}"),
+        100_000_000..=999_999_999 => format!("{:>8}K", n / 1_000),
+        1_000_000_000..=99_999_999_999 => format!("{:>8}M", n / 1_000_000),
+        100_000_000_000..=99_999_999_999_999 => format!("{:>8}G", n / 1_000_000_000),
+        _ => format!("{:>8}T", n / 1_000_000_000_000),
+    }
+}
+
+/// The name of a service in listings, e.g. `TCP  10.0.0.1:80` or `FWM  7`.
+pub fn service_name(s: &Service) -> String {
+    if s.fwmark != 0 {
         if s.af == linux::AF_INET6 {
             format!("FWM  {} IPv6", s.fwmark)
         } else {
@@ -50,8 +87,12 @@ pub fn service_line(s: &Service) -> String {
             s.protocol.label(),
             fmt_addr_port(&s.addr, s.port)
         )
-    };
-    let mut line = format!("{name} {}", s.scheduler);
+    }
+}
+
+/// The service part of a listing line, e.g. `TCP  10.0.0.1:80 rr persistent 300`.
+pub fn service_line(s: &Service) -> String {
+    let mut line = format!("{} {}", service_name(s), s.scheduler);
     if s.is_persistent() {
         line.push_str(&format!(" persistent {}", s.timeout));
         if !s.netmask.is_default_for(s.af) {
@@ -80,9 +121,65 @@ pub fn dest_line(d: &Dest) -> String {
     )
 }
 
+/// The five numbers of a `--stats` or `--rate` line, as ipvsadm prints
+/// them for a service (all abbreviated).
+fn stats_numbers(st: &Stats, columns: Columns, exact: bool) -> String {
+    let v = match columns {
+        Columns::Rate => [st.cps, st.inpps, st.outpps, st.inbps, st.outbps],
+        _ => [st.conns, st.inpkts, st.outpkts, st.inbytes, st.outbytes],
+    };
+    v.iter().map(|&n| largenum(n, exact)).collect()
+}
+
+/// A service line of `--stats` / `--rate`: the name padded to 33
+/// characters, then the five numbers.
+pub fn stats_service_line(s: &Service, columns: Columns, exact: bool) -> String {
+    format!(
+        "{:<33}{}",
+        service_name(s),
+        stats_numbers(&s.stats, columns, exact)
+    )
+}
+
+/// A real server line of `--stats` / `--rate`. As in ipvsadm, a real
+/// server's connection and packet rates are never abbreviated (`%8llu`),
+/// only its byte rates.
+pub fn stats_dest_line(d: &Dest, columns: Columns, exact: bool) -> String {
+    let name = fmt_addr_port(&d.addr, d.port);
+    match columns {
+        Columns::Rate => {
+            let st = &d.stats;
+            format!(
+                "  -> {name:<28} {:>8} {:>8} {:>8}{}{}",
+                st.cps,
+                st.inpps,
+                st.outpps,
+                largenum(st.inbps, exact),
+                largenum(st.outbps, exact)
+            )
+        }
+        _ => format!(
+            "  -> {name:<28}{}",
+            stats_numbers(&d.stats, Columns::Stats, exact)
+        ),
+    }
+}
+
 /// The whole `-L -n` listing, ending in a newline. `with_version`: print
 /// the version line first (ipvsadm omits it when listing one service).
 pub fn format_table(info: &Info, entries: &[Entry], with_version: bool) -> String {
+    format_listing(info, entries, with_version, Columns::Config, false)
+}
+
+/// A table listing with the given columns (`-L -n`, `-L -n --stats`,
+/// `-L -n --rate`), ending in a newline.
+pub fn format_listing(
+    info: &Info,
+    entries: &[Entry],
+    with_version: bool,
+    columns: Columns,
+    exact: bool,
+) -> String {
     let mut out = String::new();
     if with_version {
         out.push_str(&format!(
@@ -91,19 +188,128 @@ pub fn format_table(info: &Info, entries: &[Entry], with_version: bool) -> Strin
             info.conn_tab_size
         ));
     }
-    out.push_str(
-        "Prot LocalAddress:Port Scheduler Flags\n  \
-         -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n",
-    );
+    let titles = match columns {
+        Columns::Config => None,
+        Columns::Stats => Some(["Conns", "InPkts", "OutPkts", "InBytes", "OutBytes"]),
+        Columns::Rate => Some(["CPS", "InPPS", "OutPPS", "InBPS", "OutBPS"]),
+    };
+    match titles {
+        None => out.push_str(
+            "Prot LocalAddress:Port Scheduler Flags\n  \
+             -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n",
+        ),
+        Some(t) => out.push_str(&format!(
+            "{:<33} {:>8} {:>8} {:>8} {:>8} {:>8}\n  -> RemoteAddress:Port\n",
+            "Prot LocalAddress:Port", t[0], t[1], t[2], t[3], t[4]
+        )),
+    }
     for e in entries {
-        out.push_str(&service_line(&e.service));
+        out.push_str(&match columns {
+            Columns::Config => service_line(&e.service),
+            _ => stats_service_line(&e.service, columns, exact),
+        });
         out.push('\n');
         for d in &e.dests {
-            out.push_str(&dest_line(d));
+            out.push_str(&match columns {
+                Columns::Config => dest_line(d),
+                _ => stats_dest_line(d, columns, exact),
+            });
             out.push('\n');
         }
     }
     out
+}
+
+/// `-L --timeout`, as ipvsadm prints it.
+pub fn format_timeouts(t: &Timeouts) -> String {
+    format!(
+        "Timeout (tcp tcpfin udp): {} {} {}\n",
+        t.tcp, t.tcp_fin, t.udp
+    )
+}
+
+#[derive(Serialize)]
+struct JsonTimeouts {
+    timeout: JsonTimeoutValues,
+}
+
+#[derive(Serialize)]
+struct JsonTimeoutValues {
+    tcp: u32,
+    tcpfin: u32,
+    udp: u32,
+}
+
+/// `-L --timeout --json`: `{"timeout":{"tcp":..,"tcpfin":..,"udp":..}}`.
+pub fn format_timeouts_json(t: &Timeouts) -> String {
+    let v = JsonTimeouts {
+        timeout: JsonTimeoutValues {
+            tcp: t.tcp,
+            tcpfin: t.tcp_fin,
+            udp: t.udp,
+        },
+    };
+    let mut s = serde_json::to_string(&v).expect("serialising plain data cannot fail");
+    s.push('\n');
+    s
+}
+
+/// The two title lines of `-L -c` (ipvsadm's `list_conn`).
+pub const CONN_HEADER: &str = "IPVS connection entries\n\
+pro expire state       source             virtual            destination\n";
+
+/// Minutes and seconds left, as ipvsadm prints them (`%02d:%02d`, the
+/// minutes may have more digits); the seconds are truncated.
+pub fn fmt_expire(ms: u32) -> String {
+    let secs = ms / 1000;
+    format!("{:02}:{:02}", secs / 60, secs % 60)
+}
+
+/// One line of `-L -c` (without newline), ipvsadm's
+/// `"%-3s %-6s %-11s %-18s %-18s %s"`.
+pub fn conn_line(c: &Conn) -> String {
+    format!(
+        "{:<3} {:<6} {:<11} {:<18} {:<18} {}",
+        c.protocol.label(),
+        fmt_expire(c.expires_ms),
+        c.state,
+        fmt_addr_port(&c.caddr, c.cport),
+        fmt_addr_port(&c.vaddr, c.vport),
+        fmt_addr_port(&c.daddr, c.dport)
+    )
+}
+
+#[derive(Serialize)]
+struct JsonConn<'a> {
+    protocol: String,
+    expire_ms: u32,
+    state: &'a str,
+    client: String,
+    #[serde(rename = "virtual")]
+    virtual_: String,
+    destination: String,
+    forward: String,
+}
+
+/// Opens the JSON of `-L -c --json`; entries follow, each preceded by a
+/// comma except the first, then [`CONN_JSON_END`].
+pub const CONN_JSON_START: &str = "{\"connections\":[";
+/// Closes the JSON of `-L -c --json`.
+pub const CONN_JSON_END: &str = "]}\n";
+
+/// One connection as a JSON object (without separator), e.g.
+/// `{"protocol":"tcp","expire_ms":899000,"state":"ESTABLISHED",...}`.
+pub fn conn_json(c: &Conn) -> String {
+    let j = JsonConn {
+        protocol: c.protocol.json_name(),
+        expire_ms: c.expires_ms,
+        state: &c.state,
+        client: fmt_addr_port(&c.caddr, c.cport),
+        virtual_: fmt_addr_port(&c.vaddr, c.vport),
+        destination: fmt_addr_port(&c.daddr, c.dport),
+        forward: c.forward.label().to_ascii_lowercase(),
+    };
+    serde_json::to_string(&j).expect("serialising plain data cannot fail")
 }
 
 #[derive(Serialize)]
@@ -121,7 +327,39 @@ struct JsonService<'a> {
     scheduler: &'a str,
     flags: Vec<&'static str>,
     persistent_timeout: Option<u32>,
+    stats: JsonStats,
     dests: Vec<JsonDest>,
+}
+
+#[derive(Serialize)]
+struct JsonStats {
+    conns: u64,
+    inpkts: u64,
+    outpkts: u64,
+    inbytes: u64,
+    outbytes: u64,
+    cps: u64,
+    inpps: u64,
+    outpps: u64,
+    inbps: u64,
+    outbps: u64,
+}
+
+impl From<&Stats> for JsonStats {
+    fn from(s: &Stats) -> JsonStats {
+        JsonStats {
+            conns: s.conns,
+            inpkts: s.inpkts,
+            outpkts: s.outpkts,
+            inbytes: s.inbytes,
+            outbytes: s.outbytes,
+            cps: s.cps,
+            inpps: s.inpps,
+            outpps: s.outpps,
+            inbps: s.inbps,
+            outbps: s.outbps,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -134,6 +372,7 @@ struct JsonDest {
     lower_threshold: u32,
     active_conns: u32,
     inactive_conns: u32,
+    stats: JsonStats,
 }
 
 /// User-visible flag names (the kernel-internal "hashed" flag is left out).
@@ -164,6 +403,7 @@ pub fn format_json(info: &Info, entries: &[Entry]) -> String {
                     scheduler: &s.scheduler,
                     flags: flag_names(s.flags),
                     persistent_timeout: s.is_persistent().then_some(s.timeout),
+                    stats: JsonStats::from(&s.stats),
                     dests: e
                         .dests
                         .iter()
@@ -176,6 +416,7 @@ pub fn format_json(info: &Info, entries: &[Entry]) -> String {
                             lower_threshold: d.lower_threshold,
                             active_conns: d.active_conns,
                             inactive_conns: d.inactive_conns,
+                            stats: JsonStats::from(&d.stats),
                         })
                         .collect(),
                 }
@@ -332,6 +573,18 @@ TCP  10.0.0.1:80 rr\n\
         let mut d = dest("10.0.1.1", 8080, Forward::Masq, 2, 3, 4);
         d.upper_threshold = 10;
         d.lower_threshold = 5;
+        d.stats = Stats {
+            conns: 1,
+            inpkts: 2,
+            outpkts: 3,
+            inbytes: 4,
+            outbytes: 5,
+            cps: 6,
+            inpps: 7,
+            outpps: 8,
+            inbps: 9,
+            outbps: 10,
+        };
         let entries = vec![
             Entry {
                 service: svc("10.0.0.1", 80, "rr"),
@@ -344,9 +597,12 @@ TCP  10.0.0.1:80 rr\n\
         ];
         let want = concat!(
             r#"{"version":"1.2.1","conn_tab_size":4096,"services":["#,
-            r#"{"protocol":"tcp","address":"10.0.0.1","port":80,"scheduler":"rr","flags":[],"persistent_timeout":null,"dests":["#,
-            r#"{"address":"10.0.1.1","port":8080,"forward":"masq","weight":2,"upper_threshold":10,"lower_threshold":5,"active_conns":3,"inactive_conns":4}]},"#,
-            r#"{"protocol":"tcp","address":"10.0.0.2","port":443,"scheduler":"wlc","flags":["persistent"],"persistent_timeout":300,"dests":[]}]}"#,
+            r#"{"protocol":"tcp","address":"10.0.0.1","port":80,"scheduler":"rr","flags":[],"persistent_timeout":null,"#,
+            r#""stats":{"conns":0,"inpkts":0,"outpkts":0,"inbytes":0,"outbytes":0,"cps":0,"inpps":0,"outpps":0,"inbps":0,"outbps":0},"dests":["#,
+            r#"{"address":"10.0.1.1","port":8080,"forward":"masq","weight":2,"upper_threshold":10,"lower_threshold":5,"active_conns":3,"inactive_conns":4,"#,
+            r#""stats":{"conns":1,"inpkts":2,"outpkts":3,"inbytes":4,"outbytes":5,"cps":6,"inpps":7,"outpps":8,"inbps":9,"outbps":10}}]},"#,
+            r#"{"protocol":"tcp","address":"10.0.0.2","port":443,"scheduler":"wlc","flags":["persistent"],"persistent_timeout":300,"#,
+            r#""stats":{"conns":0,"inpkts":0,"outpkts":0,"inbytes":0,"outbytes":0,"cps":0,"inpps":0,"outpps":0,"inbps":0,"outbps":0},"dests":[]}]}"#,
             "\n"
         );
         assert_eq!(format_json(&info(), &entries), want);
@@ -354,5 +610,191 @@ TCP  10.0.0.1:80 rr\n\
             format_json(&info(), &[]),
             "{\"version\":\"1.2.1\",\"conn_tab_size\":4096,\"services\":[]}\n"
         );
+    }
+
+    #[test]
+    fn largenum_like_ipvsadm() {
+        let cases: &[(u64, &str, &str)] = &[
+            (0, "        0", "        0"),
+            (12345, "    12345", "    12345"),
+            (99_999_999, " 99999999", " 99999999"),
+            (100_000_000, "  100000K", " 100000000"),
+            (123_456_789, "  123456K", " 123456789"),
+            (999_999_999, "  999999K", " 999999999"),
+            (1_000_000_000, "    1000M", " 1000000000"),
+            (99_999_999_999, "   99999M", " 99999999999"),
+            (100_000_000_000, "     100G", " 100000000000"),
+            (99_999_999_999_999, "   99999G", " 99999999999999"),
+            (100_000_000_000_000, "     100T", " 100000000000000"),
+            (u64::MAX, "18446744T", " 18446744073709551615"),
+        ];
+        for (n, abbr, exact) in cases {
+            assert_eq!(largenum(*n, false), *abbr, "{n}");
+            assert_eq!(largenum(*n, true), *exact, "{n} exact");
+        }
+        // Exact 9-digit numbers get the separating space that ipvsadm
+        // gives them (width len + 1).
+        assert_eq!(largenum(100_000_000, true), " 100000000");
+    }
+
+    fn stats_entries() -> Vec<Entry> {
+        let mut s = svc("10.0.0.1", 80, "rr");
+        s.stats = Stats {
+            conns: 5,
+            inpkts: 50,
+            outpkts: 40,
+            inbytes: 3000,
+            outbytes: 123_456_789_012,
+            cps: 1,
+            inpps: 12,
+            outpps: 10,
+            inbps: 900,
+            outbps: 250_000_000,
+        };
+        let mut d = dest("10.0.1.1", 80, Forward::Masq, 1, 0, 0);
+        d.stats = Stats {
+            outpps: 200_000_000,
+            ..s.stats
+        };
+        vec![Entry {
+            service: s,
+            dests: vec![d, dest("10.0.1.2", 80, Forward::Masq, 1, 0, 0)],
+        }]
+    }
+
+    #[test]
+    fn stats_listing() {
+        let want = "IP Virtual Server version 1.2.1 (size=4096)\n\
+Prot LocalAddress:Port               Conns   InPkts  OutPkts  InBytes OutBytes\n\
+\x20 -> RemoteAddress:Port\n\
+TCP  10.0.0.1:80                         5       50       40     3000     123G\n\
+\x20 -> 10.0.1.1:80                         5       50       40     3000     123G\n\
+\x20 -> 10.0.1.2:80                         0        0        0        0        0\n";
+        let got = format_listing(&info(), &stats_entries(), true, Columns::Stats, false);
+        assert_eq!(got, want);
+        let exact = format_listing(&info(), &stats_entries(), false, Columns::Stats, true);
+        assert_eq!(
+            exact.lines().nth(2),
+            Some("TCP  10.0.0.1:80                         5       50       40     3000 123456789012")
+        );
+        assert!(exact.starts_with("Prot LocalAddress:Port "));
+    }
+
+    #[test]
+    fn rate_listing() {
+        let want =
+            "Prot LocalAddress:Port                 CPS    InPPS   OutPPS    InBPS   OutBPS\n\
+\x20 -> RemoteAddress:Port\n\
+TCP  10.0.0.1:80                         1       12       10      900  250000K\n\
+\x20 -> 10.0.1.1:80                         1       12 200000000      900  250000K\n\
+\x20 -> 10.0.1.2:80                         0        0        0        0        0\n";
+        let got = format_listing(&info(), &stats_entries(), false, Columns::Rate, false);
+        assert_eq!(got, want);
+        let exact = format_listing(&info(), &stats_entries(), false, Columns::Rate, true);
+        assert!(exact.contains("      900 250000000\n"), "{exact}");
+        // A long IPv6 name pushes the numbers right, as %-33s does.
+        let mut s = svc("2001:db8:aaaa:bbbb:cccc:dddd:eeee:1", 443, "rr");
+        s.stats.cps = 3;
+        assert_eq!(
+            stats_service_line(&s, Columns::Rate, false),
+            "TCP  [2001:db8:aaaa:bbbb:cccc:dddd:eeee:1]:443        3        0        0        0        0"
+        );
+        // The plain table is unchanged by the refactoring.
+        assert_eq!(
+            format_listing(&info(), &stats_entries(), true, Columns::Config, false),
+            format_table(&info(), &stats_entries(), true)
+        );
+    }
+
+    #[test]
+    fn timeouts() {
+        let t = Timeouts {
+            tcp: 900,
+            tcp_fin: 120,
+            udp: 300,
+        };
+        assert_eq!(
+            format_timeouts(&t),
+            "Timeout (tcp tcpfin udp): 900 120 300\n"
+        );
+        assert_eq!(
+            format_timeouts_json(&t),
+            "{\"timeout\":{\"tcp\":900,\"tcpfin\":120,\"udp\":300}}\n"
+        );
+    }
+
+    fn conn(c: &str, cport: u16, v: &str, d: &str, state: &str, ms: u32) -> Conn {
+        let caddr: IpAddr = c.parse().unwrap();
+        Conn {
+            af: crate::types::af_of(&caddr),
+            protocol: Protocol::Tcp,
+            caddr,
+            cport,
+            vaddr: v.parse().unwrap(),
+            vport: 80,
+            daddr: d.parse().unwrap(),
+            dport: 8080,
+            state: state.into(),
+            expires_ms: ms,
+            forward: Forward::Masq,
+        }
+    }
+
+    #[test]
+    fn connection_lines() {
+        assert_eq!(
+            CONN_HEADER,
+            "IPVS connection entries\n\
+             pro expire state       source             virtual            destination\n"
+        );
+        assert_eq!(
+            conn_line(&conn(
+                "10.0.0.2",
+                40962,
+                "10.0.100.1",
+                "10.0.1.1",
+                "ESTABLISHED",
+                899_999
+            )),
+            "TCP 14:59  ESTABLISHED 10.0.0.2:40962     10.0.100.1:80      10.0.1.1:8080"
+        );
+        let mut u = conn("10.0.0.2", 5353, "10.0.100.1", "10.0.1.1", "UDP", 999);
+        u.protocol = Protocol::Udp;
+        assert_eq!(
+            conn_line(&u),
+            "UDP 00:00  UDP         10.0.0.2:5353      10.0.100.1:80      10.0.1.1:8080"
+        );
+        // Over 99 minutes the minutes widen; long names push columns right.
+        let l = conn(
+            "2001:db8::2",
+            1,
+            "2001:db8::1",
+            "2001:db8::3",
+            "FIN_WAIT",
+            7_200_000,
+        );
+        assert_eq!(
+            conn_line(&l),
+            "TCP 120:00 FIN_WAIT    [2001:db8::2]:1    [2001:db8::1]:80   [2001:db8::3]:8080"
+        );
+        let mut r = conn(
+            "2001:db8:1:2:3:4:5:6",
+            65535,
+            "2001:db8::1",
+            "2001:db8::3",
+            "CLOSE_WAIT",
+            60_000,
+        );
+        r.forward = Forward::Route;
+        assert_eq!(
+            conn_line(&r),
+            "TCP 01:00  CLOSE_WAIT  [2001:db8:1:2:3:4:5:6]:65535 [2001:db8::1]:80   [2001:db8::3]:8080"
+        );
+        assert_eq!(
+            conn_json(&r),
+            r#"{"protocol":"tcp","expire_ms":60000,"state":"CLOSE_WAIT","client":"[2001:db8:1:2:3:4:5:6]:65535","virtual":"[2001:db8::1]:80","destination":"[2001:db8::3]:8080","forward":"route"}"#
+        );
+        assert_eq!(fmt_expire(0), "00:00");
+        assert_eq!(fmt_expire(61_500), "01:01");
     }
 }

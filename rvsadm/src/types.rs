@@ -266,14 +266,54 @@ pub struct Dest {
     pub stats: Stats,
 }
 
-/// Traffic counters (`*_ATTR_STATS` / `*_ATTR_STATS64`).
+/// Traffic counters and rates (`*_ATTR_STATS` / `*_ATTR_STATS64`); zero
+/// where the module sent none.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
+    /// Connections scheduled.
     pub conns: u64,
     pub inpkts: u64,
     pub outpkts: u64,
     pub inbytes: u64,
     pub outbytes: u64,
+    /// Connections per second.
+    pub cps: u64,
+    /// Incoming / outgoing packets per second.
+    pub inpps: u64,
+    pub outpps: u64,
+    /// Incoming / outgoing bytes per second.
+    pub inbps: u64,
+    pub outbps: u64,
+}
+
+/// Connection timeouts in seconds (`--set`, `-L --timeout`); on `--set`,
+/// 0 leaves the module's value unchanged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Timeouts {
+    pub tcp: u32,
+    pub tcp_fin: u32,
+    pub udp: u32,
+}
+
+/// A connection as reported by GET_CONN.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conn {
+    pub af: u16,
+    pub protocol: Protocol,
+    /// Client.
+    pub caddr: IpAddr,
+    pub cport: u16,
+    /// Virtual service.
+    pub vaddr: IpAddr,
+    pub vport: u16,
+    /// Real server.
+    pub daddr: IpAddr,
+    pub dport: u16,
+    /// Protocol state, e.g. "ESTABLISHED", "SYN_RECV", "UDP".
+    pub state: String,
+    /// Milliseconds until the entry expires.
+    pub expires_ms: u32,
+    pub forward: Forward,
 }
 
 /// GET_INFO reply.

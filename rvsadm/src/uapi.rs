@@ -60,7 +60,8 @@ uapi_consts! {
     RVS_CMD_GET_INFO: u8 = 15;
     RVS_CMD_ZERO: u8 = 16;
     RVS_CMD_FLUSH: u8 = 17;
-    RVS_CMD_MAX: u8 = 17;
+    RVS_CMD_GET_CONN: u8 = 18;
+    RVS_CMD_MAX: u8 = 18;
 
     // enum rvs_attr (top level)
     RVS_CMD_ATTR_UNSPEC: u16 = 0;
@@ -70,7 +71,8 @@ uapi_consts! {
     RVS_CMD_ATTR_TIMEOUT_TCP: u16 = 4;
     RVS_CMD_ATTR_TIMEOUT_TCP_FIN: u16 = 5;
     RVS_CMD_ATTR_TIMEOUT_UDP: u16 = 6;
-    RVS_CMD_ATTR_MAX: u16 = 6;
+    RVS_CMD_ATTR_CONN: u16 = 7;
+    RVS_CMD_ATTR_MAX: u16 = 7;
 
     // enum rvs_svc_attr
     RVS_SVC_ATTR_UNSPEC: u16 = 0;
@@ -121,6 +123,21 @@ uapi_consts! {
     RVS_STATS_ATTR_OUTBPS: u16 = 10;
     RVS_STATS_ATTR_PAD: u16 = 11;
     RVS_STATS_ATTR_MAX: u16 = 11;
+
+    // enum rvs_conn_attr (rvs addition)
+    RVS_CONN_ATTR_UNSPEC: u16 = 0;
+    RVS_CONN_ATTR_AF: u16 = 1;
+    RVS_CONN_ATTR_PROTOCOL: u16 = 2;
+    RVS_CONN_ATTR_CADDR: u16 = 3;
+    RVS_CONN_ATTR_CPORT: u16 = 4;
+    RVS_CONN_ATTR_VADDR: u16 = 5;
+    RVS_CONN_ATTR_VPORT: u16 = 6;
+    RVS_CONN_ATTR_DADDR: u16 = 7;
+    RVS_CONN_ATTR_DPORT: u16 = 8;
+    RVS_CONN_ATTR_STATE: u16 = 9;
+    RVS_CONN_ATTR_EXPIRES: u16 = 10;
+    RVS_CONN_ATTR_FWD_METHOD: u16 = 11;
+    RVS_CONN_ATTR_MAX: u16 = 11;
 
     // enum rvs_info_attr
     RVS_INFO_ATTR_UNSPEC: u16 = 0;

@@ -195,7 +195,13 @@ fn constants_match_header() {
 fn header_parser_sees_everything() {
     let h = parse_header(&header_text()).unwrap();
     assert_eq!(h.numbers["RVS_CMD_FLUSH"], 17);
-    assert_eq!(h.numbers["RVS_CMD_MAX"], 17);
+    assert_eq!(h.numbers["RVS_CMD_GET_CONN"], 18);
+    assert_eq!(h.numbers["RVS_CMD_MAX"], 18);
+    assert_eq!(h.numbers["RVS_CMD_ATTR_CONN"], 7);
+    assert_eq!(h.numbers["RVS_CMD_ATTR_MAX"], 7);
+    assert_eq!(h.numbers["RVS_CONN_ATTR_FWD_METHOD"], 11);
+    assert_eq!(h.numbers["RVS_CONN_ATTR_MAX"], 11);
+    assert_eq!(h.numbers["RVS_STATS_ATTR_PAD"], 11);
     assert_eq!(h.numbers["RVS_DEST_ATTR_TUN_FLAGS"], 15);
     assert_eq!(h.numbers["RVS_VERSION_CODE"], 0x010201);
     assert_eq!(h.strings["RVS_GENL_NAME"], "RVS");

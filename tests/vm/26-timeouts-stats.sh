@@ -1,0 +1,71 @@
+#!/bin/bash
+# Timeouts (--set, -L --timeout), connection listing (-L -c), per-CPU
+# statistics (--stats --exact) and zeroing (-Z), observed through real
+# traffic: a shortened UDP timeout really expires entries; counters match
+# the connections and packets sent. rvs only (IPVS lists conns via /proc).
+. "$(dirname "$0")/../lib.sh"
+adm_init rr
+rvs_only
+topo_nat tos 2
+for i in 1 2; do serve_name_bg "${RS[$i]}" udp 53 rs$i; serve_name_bg "${RS[$i]}" tcp 80 rs$i; done
+for i in 1 2; do wait_listen "${RS[$i]}" udp 53; wait_listen "${RS[$i]}" tcp 80; done
+adm_ok "$LB" -A -u $VIP:53 -s rr
+adm_ok "$LB" -A -t $VIP:80 -s rr
+for i in 1 2; do
+  adm_ok "$LB" -a -u $VIP:53 -r ${RIP[$i]}:53 -m -w 1
+  adm_ok "$LB" -a -t $VIP:80 -r ${RIP[$i]}:80 -m -w 1
+done
+
+# Timeouts: defaults, then a short UDP timeout.
+out=$(adm "$LB" -L --timeout) || fail "-L --timeout: $out"
+assert_eq "$out" "Timeout (tcp tcpfin udp): 900 120 300" "default timeouts"
+adm_ok "$LB" --set 0 0 8
+out=$(adm "$LB" -L --timeout)
+assert_eq "$out" "Timeout (tcp tcpfin udp): 900 120 8" "timeouts after --set 0 0 8"
+
+# Four UDP flows: four entries in -Lc, four inactive connections.
+got=$(lb_names "$CL" udp $VIP 53 4 31000 | count_names)
+assert_eq "$got" "rs1:2 rs2:2" "UDP rr over 4 flows"
+conns=$(adm "$LB" -L -n -c) || fail "-L -n -c: $conns"
+log "connection entries:"; echo "$conns" | sed 's/^/#   /' >&2
+n=$(echo "$conns" | grep -c '^UDP ')
+assert_eq "$n" 4 "UDP entries listed"
+echo "$conns" | grep -q "^UDP .* 10.0.0.2:31000 *$VIP:53 *10.0.1.[12]:53" || fail "entry for client port 31000 missing"
+inact=$(adm "$LB" -L -n | awk '/-> 10.0.1.[12]:53/ {s += $6} END {print s}')
+assert_eq "$inact" 4 "InActConn of the UDP servers"
+
+# After the 8 s timeout (plus the 1 s collector) they are gone.
+sleep 10
+n=$(adm "$LB" -L -n -c | grep -c '^UDP ')
+assert_eq "$n" 0 "UDP entries after the timeout"
+inact=$(adm "$LB" -L -n | awk '/-> 10.0.1.[12]:53/ {s += $6} END {print s}')
+assert_eq "$inact" 0 "InActConn after the timeout"
+
+# Statistics: 6 TCP connections, 3 per server; packets both ways (NAT).
+adm_ok "$LB" -Z
+got=$(lb_names "$CL" tcp $VIP 80 6 | count_names)
+assert_eq "$got" "rs1:3 rs2:3" "TCP rr over 6 connections"
+stats=$(adm "$LB" -L -n --stats --exact) || fail "--stats: $stats"
+log "statistics:"; echo "$stats" | sed 's/^/#   /' >&2
+svc_conns=$(echo "$stats" | awk -v v="$VIP:80" '$1 == "TCP" && $2 == v {print $3}')
+assert_eq "$svc_conns" 6 "service Conns"
+for i in 1 2; do
+  c=$(echo "$stats" | awk -v r="${RIP[$i]}:80" '$1 == "->" && $2 == r {print $3}')
+  assert_eq "$c" 3 "Conns of ${RIP[$i]}:80"
+done
+inpkts=$(echo "$stats" | awk -v v="$VIP:80" '$1 == "TCP" && $2 == v {print $4}')
+outpkts=$(echo "$stats" | awk -v v="$VIP:80" '$1 == "TCP" && $2 == v {print $5}')
+# Each connection: at least SYN, ACK, FIN-ACK in; SYN-ACK, data, FIN out.
+[ "$inpkts" -ge 18 ] || fail "service InPkts $inpkts < 18"
+[ "$outpkts" -ge 18 ] || fail "service OutPkts $outpkts < 18"
+tcp_states=$(adm "$LB" -L -n -c | awk '$1 == "TCP" {print $3}' | sort -u | tr '\n' ' ')
+log "TCP entry states after the connections closed: $tcp_states"
+[ -n "$tcp_states" ] || fail "no TCP entries listed"
+json=$(adm "$LB" -L -n -c --json) || fail "-Lc --json"
+echo "$json" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["connections"]) >= 6, d' \
+  || fail "-Lc --json lists fewer than 6 connections"
+
+adm_ok "$LB" -Z -t $VIP:80
+svc_conns=$(adm "$LB" -L -n --stats --exact | awk -v v="$VIP:80" '$1 == "TCP" && $2 == v {print $3}')
+assert_eq "$svc_conns" 0 "service Conns after -Z"
+pass "timeouts expire entries; -Lc, --stats and -Z agree with the traffic"

@@ -87,6 +87,10 @@ pub(crate) struct Conn {
     expires: AtomicU64,
     /// Bucket index, fixed at insert.
     bucket: usize,
+    /// A persistence template (`-p`): binds a client (masked by `-M`) to
+    /// a real server; carries no traffic and counts as a persistent
+    /// connection, not an active or inactive one.
+    pub(crate) template: bool,
 }
 
 impl Conn {
@@ -140,6 +144,30 @@ impl Conn {
         };
         dec_saturating(dec);
         inc.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Pushes the expiry `secs` into the future (templates).
+    pub(crate) fn touch(&self, secs: u32) {
+        self.expires
+            .store(jiffies().wrapping_add(secs_to_jiffies(secs)), Ordering::Relaxed);
+    }
+
+    /// Makes the entry expire now (lookups skip it at once, the collector
+    /// frees it).
+    pub(crate) fn expire_now(&self) {
+        self.expires
+            .store(jiffies().wrapping_sub(1), Ordering::Relaxed);
+    }
+
+    /// The counter this entry is accounted in at its server.
+    fn counter(&self) -> &AtomicU32 {
+        if self.template {
+            &self.dest.persist_conns
+        } else if proto::is_active(self.state()) {
+            &self.dest.active_conns
+        } else {
+            &self.dest.inactive_conns
+        }
     }
 
     /// Milliseconds until expiry (listing).
@@ -259,8 +287,29 @@ impl ConnTable {
         let b = self.bucket_of(protocol, caddr, cport);
         self.walk(g, b, |c| {
             let t = &c.tuple;
-            t.protocol == protocol
+            !c.template
+                && t.protocol == protocol
                 && t.cport == cport
+                && t.vport == vport
+                && t.caddr == *caddr
+                && t.vaddr == *vaddr
+        })
+    }
+
+    /// The persistence template of a (masked) client for a service.
+    pub(crate) fn lookup_template<'g>(
+        &'g self,
+        g: &'g ReadGuard,
+        protocol: u8,
+        caddr: &[u8; 16],
+        vaddr: &[u8; 16],
+        vport: u16,
+    ) -> Option<&'g Conn> {
+        let b = self.bucket_of(protocol, caddr, 0);
+        self.walk(g, b, |c| {
+            let t = &c.tuple;
+            c.template
+                && t.protocol == protocol
                 && t.vport == vport
                 && t.caddr == *caddr
                 && t.vaddr == *vaddr
@@ -280,7 +329,8 @@ impl ConnTable {
         let b = self.bucket_of(protocol, caddr, cport);
         self.walk(g, b, |c| {
             let t = &c.tuple;
-            t.protocol == protocol
+            !c.template
+                && t.protocol == protocol
                 && t.cport == cport
                 && t.dport == dport
                 && t.caddr == *caddr
@@ -290,7 +340,9 @@ impl ConnTable {
 
     /// Inserts a new connection to `dest`, or returns the one another CPU
     /// inserted for the same request first. `None` when the table is full
-    /// or memory is short (the packet is then dropped).
+    /// or memory is short (the packet is then dropped). `template`: a
+    /// persistence template living `expire_secs`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn insert<'g>(
         &'g self,
         g: &'g ReadGuard,
@@ -298,6 +350,8 @@ impl ConnTable {
         fwd: FwdMethod,
         dest: Arc<Dest>,
         svc: Arc<Service>,
+        template: bool,
+        expire_secs: u32,
     ) -> Option<&'g Conn> {
         if self.count.load(Ordering::Relaxed) >= self.max {
             return None;
@@ -312,8 +366,9 @@ impl ConnTable {
                 dest,
                 svc,
                 state: AtomicU16::new(TcpState::None.to_u16()),
-                expires: AtomicU64::new(jiffies().wrapping_add(secs_to_jiffies(2))),
+                expires: AtomicU64::new(jiffies().wrapping_add(secs_to_jiffies(expire_secs))),
                 bucket,
+                template,
             },
             GFP_ATOMIC,
         )
@@ -323,7 +378,8 @@ impl ConnTable {
         let _guard = lock_bh(lock);
         let t = &tuple;
         if let Some(existing) = self.walk(g, bucket, |c| {
-            c.tuple.protocol == t.protocol
+            c.template == template
+                && c.tuple.protocol == t.protocol
                 && c.tuple.cport == t.cport
                 && c.tuple.vport == t.vport
                 && c.tuple.caddr == t.caddr
@@ -332,7 +388,7 @@ impl ConnTable {
             return Some(existing);
         }
         // A new connection starts inactive (state NONE).
-        conn.dest.inactive_conns.fetch_add(1, Ordering::Relaxed);
+        conn.counter().fetch_add(1, Ordering::Relaxed);
         conn.next
             .store(head.load(Ordering::Relaxed), Ordering::Relaxed);
         let raw = KBox::into_raw(conn);
@@ -364,12 +420,7 @@ impl ConnTable {
             if doomed(c) {
                 // Readers at `c` still see its `next`; new readers skip it.
                 link.store(c.next.load(Ordering::Relaxed), Ordering::Release);
-                let was_active = proto::is_active(c.state());
-                dec_saturating(if was_active {
-                    &c.dest.active_conns
-                } else {
-                    &c.dest.inactive_conns
-                });
+                dec_saturating(c.counter());
                 self.count.fetch_sub(1, Ordering::Relaxed);
                 // SAFETY: unlinked above; `free_conn` runs after every
                 // reader that could hold `c` has left its read section.

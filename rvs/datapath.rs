@@ -13,6 +13,9 @@
 //! never reads beyond what [`Skb::header`] proved is there.
 
 use crate::conn::{ConnTable, Tuple};
+use crate::service::{Dest, Service};
+use core::sync::atomic::Ordering;
+use kernel::sync::Arc;
 use crate::hooks::Verdict;
 use crate::netns::Net;
 use crate::rcu::ReadGuard;
@@ -164,7 +167,11 @@ fn request(
                     return Verdict::Accept;
                 }
             }
-            let Some(dest) = svc.schedule(g) else {
+            let dest = match svc.persistence() {
+                Some((timeout, mask)) => persistent_dest(conns, g, svc, &caddr, &vaddr, pkt.dport, timeout, mask),
+                None => svc.schedule(g),
+            };
+            let Some(dest) = dest else {
                 // No server can take it: like IPVS, drop.
                 return Verdict::Drop;
             };
@@ -179,7 +186,7 @@ fn request(
             };
             let fwd = dest.fwd();
             new_conn = true;
-            match conns.insert(g, tuple, fwd, dest, svc.clone()) {
+            match conns.insert(g, tuple, fwd, dest, svc.clone(), false, 2) {
                 Some(c) => c,
                 None => return Verdict::Drop,
             }
@@ -195,6 +202,49 @@ fn request(
     conn.dest.stats.count_in(len, new_conn);
     conn.svc.stats.count_in(len, new_conn);
     xmit::transmit(net, skb, pkt, conn, point == HookPoint::LocalInRequest)
+}
+
+/// The server of a persistent service for this client: the one its
+/// template (client address masked by `-M`) names while that server is
+/// still in the service, else a newly scheduled one, remembered for
+/// `timeout` seconds after the client's last new connection. As in IPVS, a
+/// quiesced (weight 0) server keeps its persistent clients.
+#[allow(clippy::too_many_arguments)]
+fn persistent_dest(
+    conns: &ConnTable,
+    g: &ReadGuard,
+    svc: &Arc<Service>,
+    caddr: &[u8; 16],
+    vaddr: &[u8; 16],
+    vport: u16,
+    timeout: u32,
+    mask: [u8; 4],
+) -> Option<Arc<Dest>> {
+    let mut masked = [0u8; 16];
+    for (m, (a, k)) in masked.iter_mut().zip(caddr.iter().zip(mask)) {
+        *m = a & k;
+    }
+    let proto = svc.key.protocol;
+    if let Some(t) = conns.lookup_template(g, proto, &masked, vaddr, vport) {
+        if !t.dest.removed.load(Ordering::Relaxed) {
+            t.touch(timeout);
+            return Some(t.dest.clone());
+        }
+        t.expire_now();
+    }
+    let dest = svc.schedule(g)?;
+    let tuple = Tuple {
+        protocol: proto,
+        caddr: masked,
+        cport: 0,
+        vaddr: *vaddr,
+        vport,
+        daddr: dest.addr,
+        dport: dest.port,
+    };
+    // A template that cannot be stored (table full) only costs stickiness.
+    let t = conns.insert(g, tuple, dest.fwd(), dest.clone(), svc.clone(), true, timeout);
+    Some(t.map_or(dest, |t| t.dest.clone()))
 }
 
 fn reply(

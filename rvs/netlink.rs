@@ -272,7 +272,10 @@ fn put_stats(msg: &mut Msg, kind: u32, stats: &Stats) -> Result {
 
 fn put_conn(msg: &mut Msg, c: &Conn) -> Result {
     let t = &c.tuple;
-    let state = if t.protocol == crate::rvs_core::packet::IPPROTO_UDP {
+    // Templates show as IPVS shows them in /proc/net/ip_vs_conn.
+    let state = if c.template {
+        "ASSURED"
+    } else if t.protocol == crate::rvs_core::packet::IPPROTO_UDP {
         "UDP"
     } else {
         c.state().name()
@@ -358,7 +361,10 @@ fn put_dest(msg: &mut Msg, d: &Dest, af: u16) -> Result {
         ffi::RVS_DEST_ATTR_INACT_CONNS,
         d.inactive_conns.load(core::sync::atomic::Ordering::Relaxed),
     )?;
-    msg.put_u32(ffi::RVS_DEST_ATTR_PERSIST_CONNS, 0)?;
+    msg.put_u32(
+        ffi::RVS_DEST_ATTR_PERSIST_CONNS,
+        d.persist_conns.load(core::sync::atomic::Ordering::Relaxed),
+    )?;
     msg.put_u16(ffi::RVS_DEST_ATTR_ADDR_FAMILY, af)?;
     put_stats(msg, ffi::RVS_DEST_ATTR_STATS64, &d.stats)?;
     msg.nest_end(nest);

@@ -36,6 +36,10 @@ pub(crate) struct Dest {
     pub(crate) active_conns: AtomicU32,
     /// Connections in any other state.
     pub(crate) inactive_conns: AtomicU32,
+    /// Persistence templates pointing here.
+    pub(crate) persist_conns: AtomicU32,
+    /// Deleted from its service: templates must not send new clients here.
+    pub(crate) removed: core::sync::atomic::AtomicBool,
     /// Traffic counters.
     pub(crate) stats: Stats,
 }
@@ -52,6 +56,8 @@ impl Dest {
                 l_thresh: AtomicU32::new(p.l_thresh),
                 active_conns: AtomicU32::new(0),
                 inactive_conns: AtomicU32::new(0),
+                persist_conns: AtomicU32::new(0),
+                removed: core::sync::atomic::AtomicBool::new(false),
                 stats: Stats::new()?,
             },
             GFP_KERNEL,
@@ -136,6 +142,14 @@ impl Service {
             }),
             GFP_KERNEL,
         )
+    }
+
+    /// Persistence: `Some((timeout seconds, netmask bytes))` when `-p`.
+    pub(crate) fn persistence(&self) -> Option<(u32, [u8; 4])> {
+        if self.flags.load(Relaxed) & crate::ffi::RVS_SVC_F_PERSISTENT == 0 {
+            return None;
+        }
+        Some((self.timeout.load(Relaxed), self.netmask.load(Relaxed).to_ne_bytes()))
     }
 
     /// Scheduler kind, flags, persistence timeout and netmask (listing).
@@ -395,6 +409,9 @@ impl Services {
             .iter()
             .position(|d| d.same(&p.addr, p.port))
             .ok_or(cfg(ENOENT, c"no such real server"))?;
+        if let Some(d) = dests.get(i) {
+            d.removed.store(true, Relaxed);
+        }
         let new = copy_without(dests, Some(i))?;
         svc.dests.replace(new, w)?;
         let dests = svc.dests.get_writer(w);

@@ -1,0 +1,264 @@
+//! Strict checks of what the kernel answers: every datagram must be a
+//! sequence of well-formed netlink messages addressed to us: NLMSG_ERROR
+//! (errno 0 or a sane negative errno, the request's header echoed, valid
+//! extended-ACK TLVs), NLMSG_DONE, or a family reply with well-formed
+//! attributes.
+
+use crate::msg::*;
+
+/// Largest errno a reply may carry (EHWPOISON); kernel-internal codes
+/// (ENOTSUPP 524 and friends) must never reach userspace.
+pub const MAX_ERRNO: i32 = 133;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// NLMSG_ERROR: errno (positive, 0 = ACK) for request `seq`.
+    Ack { seq: u32, errno: i32 },
+    /// NLMSG_DONE ending a dump.
+    Done { seq: u32, errno: i32 },
+    /// A family message (doit reply or dump entry).
+    Reply { seq: u32, cmd: u8 },
+}
+
+impl Answer {
+    pub fn seq(&self) -> u32 {
+        match self {
+            Answer::Ack { seq, .. } | Answer::Done { seq, .. } | Answer::Reply { seq, .. } => *seq,
+        }
+    }
+}
+
+fn u16_at(b: &[u8], o: usize) -> u16 {
+    u16::from_ne_bytes([b[o], b[o + 1]])
+}
+fn u32_at(b: &[u8], o: usize) -> u32 {
+    u32::from_ne_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
+}
+
+/// Walks an attribute stream strictly: every header complete, every
+/// length >= 4 and within the stream. Calls `each(type, payload)`.
+pub fn walk_attrs<'a>(
+    buf: &'a [u8],
+    mut each: impl FnMut(u16, &'a [u8]) -> Result<(), String>,
+) -> Result<(), String> {
+    let mut off = 0;
+    while off < buf.len() {
+        if off + NLA_HDRLEN > buf.len() {
+            return Err(format!("attribute header cut at offset {off} of {}", buf.len()));
+        }
+        let len = u16_at(buf, off) as usize;
+        let kind = u16_at(buf, off + 2);
+        if len < NLA_HDRLEN || off + len > buf.len() {
+            return Err(format!("attribute type {kind:#x} at {off}: length {len} of {} bytes", buf.len()));
+        }
+        each(kind, &buf[off + 4..off + len])?;
+        off += (len + 3) & !3;
+    }
+    Ok(())
+}
+
+fn check_errno(e: i32) -> Result<i32, String> {
+    if e > 0 || e < -MAX_ERRNO {
+        return Err(format!("errno {e} outside 0..=-{MAX_ERRNO}"));
+    }
+    Ok(-e)
+}
+
+fn check_ext_ack(tlvs: &[u8], orig_len: usize) -> Result<(), String> {
+    walk_attrs(tlvs, |kind, p| {
+        match kind {
+            1 => {
+                // NLMSGERR_ATTR_MSG: a NUL-terminated printable string.
+                let Some((&0, s)) = p.split_last() else {
+                    return Err("extack message not NUL-terminated".into());
+                };
+                if s.iter().any(|&c| !(0x20..0x7f).contains(&c)) {
+                    return Err(format!("extack message not printable: {s:?}"));
+                }
+            }
+            2 => {
+                // NLMSGERR_ATTR_OFFS: offset into the request.
+                if p.len() != 4 {
+                    return Err("extack offset not a u32".into());
+                }
+                let o = u32_at(p, 0) as usize;
+                if orig_len > 0 && o >= orig_len {
+                    return Err(format!("extack offset {o} beyond the {orig_len}-byte request"));
+                }
+            }
+            5 | 6 => {
+                if p.len() != 4 {
+                    return Err(format!("extack attribute {kind} not a u32"));
+                }
+            }
+            4 => walk_attrs(p, |_, _| Ok(()))?,
+            _ => {}
+        }
+        Ok(())
+    })
+}
+
+fn check_reply(p: &[u8]) -> Result<u8, String> {
+    if p.len() < GENL_HDRLEN {
+        return Err("family message without a genl header".into());
+    }
+    let cmd = p[0];
+    let attrs = &p[GENL_HDRLEN..];
+    match cmd {
+        cmd::NEW_SERVICE | cmd::NEW_DEST => walk_attrs(attrs, |kind, inner| {
+            let t = kind & NLA_TYPE_MASK;
+            if (t == attr::SERVICE || t == attr::DEST) && kind & NLA_F_NESTED != 0 {
+                walk_attrs(inner, |_, _| Ok(()))
+            } else {
+                Err(format!("unexpected attribute {kind:#x} in a {cmd} reply"))
+            }
+        })?,
+        cmd::GET_INFO => walk_attrs(attrs, |kind, v| {
+            if v.len() != 4 {
+                return Err(format!("GET_INFO attribute {kind} is {} bytes", v.len()));
+            }
+            Ok(())
+        })?,
+        _ => return Err(format!("reply with unexpected command {cmd}")),
+    }
+    Ok(cmd)
+}
+
+/// Parses one received datagram. `family` is the RVS family id (replies
+/// of the controller are accepted when `family` is GENL_ID_CTRL).
+pub fn parse_datagram(buf: &[u8], portid: u32, family: u16) -> Result<Vec<Answer>, String> {
+    let mut out = Vec::new();
+    let mut off = 0;
+    if buf.is_empty() {
+        return Err("empty datagram".into());
+    }
+    while off < buf.len() {
+        if off + NLMSG_HDRLEN > buf.len() {
+            return Err(format!("netlink header cut at {off} of {}", buf.len()));
+        }
+        let len = u32_at(buf, off) as usize;
+        let ty = u16_at(buf, off + 4);
+        let flags = u16_at(buf, off + 6);
+        let seq = u32_at(buf, off + 8);
+        let pid = u32_at(buf, off + 12);
+        if len < NLMSG_HDRLEN || off + len > buf.len() {
+            return Err(format!("nlmsg_len {len} at {off} of a {}-byte datagram", buf.len()));
+        }
+        if pid != portid {
+            return Err(format!("message for port {pid}, we are {portid}"));
+        }
+        let p = &buf[off + NLMSG_HDRLEN..off + len];
+        match ty {
+            NLMSG_ERROR => {
+                if p.len() < 4 + NLMSG_HDRLEN {
+                    return Err(format!("NLMSG_ERROR of {len} bytes"));
+                }
+                let errno = check_errno(u32_at(p, 0) as i32)?;
+                let orig_len = u32_at(p, 4) as usize;
+                let orig_seq = u32_at(p, 12);
+                if orig_seq != seq {
+                    return Err(format!("NLMSG_ERROR seq {seq} echoes seq {orig_seq}"));
+                }
+                let capped = flags & NLM_F_CAPPED != 0 || errno == 0;
+                let echoed = if capped {
+                    NLMSG_HDRLEN
+                } else {
+                    if orig_len < NLMSG_HDRLEN {
+                        return Err(format!("echoed request length {orig_len}"));
+                    }
+                    (orig_len + 3) & !3
+                };
+                if 4 + echoed > p.len() {
+                    return Err(format!("echoed request ({echoed} bytes) past the error message ({})", p.len()));
+                }
+                let tlvs = &p[4 + echoed..];
+                if flags & NLM_F_ACK_TLVS != 0 {
+                    check_ext_ack(tlvs, orig_len)?;
+                } else if !tlvs.is_empty() && !capped {
+                    return Err(format!("{} trailing bytes without NLM_F_ACK_TLVS", tlvs.len()));
+                }
+                out.push(Answer::Ack { seq, errno });
+            }
+            NLMSG_DONE => {
+                if p.len() < 4 {
+                    return Err(format!("NLMSG_DONE of {len} bytes"));
+                }
+                let errno = check_errno(u32_at(p, 0) as i32)?;
+                if flags & NLM_F_ACK_TLVS != 0 {
+                    check_ext_ack(&p[4..], 0)?;
+                }
+                out.push(Answer::Done { seq, errno });
+            }
+            t if t == family && family == GENL_ID_CTRL => {
+                out.push(Answer::Reply { seq, cmd: p.first().copied().unwrap_or(0) })
+            }
+            t if t == family => out.push(Answer::Reply { seq, cmd: check_reply(p)? }),
+            _ => return Err(format!("unexpected message type {ty} (flags {flags:#x})")),
+        }
+        off += (len + 3) & !3;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(seq: u32, errno: i32, flags: u16, extra: &[u8]) -> Vec<u8> {
+        let mut p = errno.to_ne_bytes().to_vec();
+        p.extend_from_slice(&nlmsg(0x20, 5, seq, &[])[..16]);
+        p.extend_from_slice(extra);
+        let mut m = nlmsg(NLMSG_ERROR, flags, seq, &p);
+        m[12..16].copy_from_slice(&77u32.to_ne_bytes());
+        m
+    }
+
+    #[test]
+    fn accepts_ack_and_error_with_extack() {
+        assert_eq!(parse_datagram(&ack(3, 0, NLM_F_CAPPED, &[]), 77, 0x20), Ok(vec![Answer::Ack { seq: 3, errno: 0 }]));
+        let mut tlv = Vec::new();
+        Attr::raw(1, b"bad thing\0").encode(&mut tlv);
+        let m = ack(4, -22, NLM_F_CAPPED | NLM_F_ACK_TLVS, &tlv);
+        assert_eq!(parse_datagram(&m, 77, 0x20), Ok(vec![Answer::Ack { seq: 4, errno: 22 }]));
+    }
+
+    #[test]
+    fn rejects_insane_errno_wrong_port_and_bad_tlvs() {
+        assert!(parse_datagram(&ack(3, -524, NLM_F_CAPPED, &[]), 77, 0x20).is_err());
+        assert!(parse_datagram(&ack(3, 5, NLM_F_CAPPED, &[]), 77, 0x20).is_err());
+        assert!(parse_datagram(&ack(3, 0, NLM_F_CAPPED, &[]), 78, 0x20).is_err());
+        let m = ack(4, -22, NLM_F_CAPPED | NLM_F_ACK_TLVS, &[9, 0, 1, 0, 0, 0, 0, 0]);
+        assert!(parse_datagram(&m, 77, 0x20).is_err());
+        let mut tlv = Vec::new();
+        Attr::raw(1, b"no nul").encode(&mut tlv);
+        let m = ack(4, -22, NLM_F_CAPPED | NLM_F_ACK_TLVS, &tlv);
+        assert!(parse_datagram(&m, 77, 0x20).is_err());
+    }
+
+    #[test]
+    fn rejects_truncation() {
+        let m = ack(3, 0, NLM_F_CAPPED, &[]);
+        for cut in 1..m.len() {
+            assert!(parse_datagram(&m[..cut], 77, 0x20).is_err(), "cut {cut}");
+        }
+    }
+
+    #[test]
+    fn parses_replies_and_done() {
+        let mut p = vec![cmd::NEW_SERVICE, 1, 0, 0];
+        Attr::nest(attr::SERVICE, vec![Attr::u16(svc::AF, 2)]).encode(&mut p);
+        let mut d = nlmsg(0x20, NLM_F_MULTI, 9, &p);
+        d.extend(nlmsg(NLMSG_DONE, NLM_F_MULTI, 9, &0i32.to_ne_bytes()));
+        for o in [12, 16 + p.len() + 12] {
+            d[o..o + 4].copy_from_slice(&77u32.to_ne_bytes());
+        }
+        assert_eq!(
+            parse_datagram(&d, 77, 0x20),
+            Ok(vec![Answer::Reply { seq: 9, cmd: 1 }, Answer::Done { seq: 9, errno: 0 }])
+        );
+        // A reply whose nest overruns.
+        let mut bad = d.clone();
+        bad[16 + 4] = 0xff;
+        assert!(parse_datagram(&bad, 77, 0x20).is_err());
+    }
+}

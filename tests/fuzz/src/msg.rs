@@ -1,0 +1,381 @@
+//! Netlink message building: attribute trees, the RVS family's valid
+//! messages (numbers from rvs/uapi/rvs.h, IPVS's), and the framing.
+
+#![allow(dead_code)]
+
+use crate::rng::Rng;
+
+pub const NLMSG_HDRLEN: usize = 16;
+pub const GENL_HDRLEN: usize = 4;
+pub const NLA_HDRLEN: usize = 4;
+pub const NLA_F_NESTED: u16 = 0x8000;
+pub const NLA_F_NET_BYTEORDER: u16 = 0x4000;
+pub const NLA_TYPE_MASK: u16 = 0x3fff;
+
+pub const NLMSG_NOOP: u16 = 1;
+pub const NLMSG_ERROR: u16 = 2;
+pub const NLMSG_DONE: u16 = 3;
+pub const NLMSG_OVERRUN: u16 = 4;
+
+pub const NLM_F_REQUEST: u16 = 0x1;
+pub const NLM_F_MULTI: u16 = 0x2;
+pub const NLM_F_ACK: u16 = 0x4;
+pub const NLM_F_ECHO: u16 = 0x8;
+pub const NLM_F_ROOT: u16 = 0x100;
+pub const NLM_F_MATCH: u16 = 0x200;
+pub const NLM_F_DUMP: u16 = NLM_F_ROOT | NLM_F_MATCH;
+pub const NLM_F_CAPPED: u16 = 0x100;
+pub const NLM_F_ACK_TLVS: u16 = 0x200;
+
+pub const GENL_ID_CTRL: u16 = 16;
+pub const CTRL_CMD_GETFAMILY: u8 = 3;
+pub const CTRL_ATTR_FAMILY_ID: u16 = 1;
+pub const CTRL_ATTR_FAMILY_NAME: u16 = 2;
+
+/// RVS commands (rvs/uapi/rvs.h).
+pub mod cmd {
+    pub const NEW_SERVICE: u8 = 1;
+    pub const SET_SERVICE: u8 = 2;
+    pub const DEL_SERVICE: u8 = 3;
+    pub const GET_SERVICE: u8 = 4;
+    pub const NEW_DEST: u8 = 5;
+    pub const SET_DEST: u8 = 6;
+    pub const DEL_DEST: u8 = 7;
+    pub const GET_DEST: u8 = 8;
+    pub const NEW_DAEMON: u8 = 9;
+    pub const DEL_DAEMON: u8 = 10;
+    pub const GET_DAEMON: u8 = 11;
+    pub const SET_CONFIG: u8 = 12;
+    pub const GET_CONFIG: u8 = 13;
+    pub const SET_INFO: u8 = 14;
+    pub const GET_INFO: u8 = 15;
+    pub const ZERO: u8 = 16;
+    pub const FLUSH: u8 = 17;
+}
+
+/// Top-level attributes.
+pub mod attr {
+    pub const SERVICE: u16 = 1;
+    pub const DEST: u16 = 2;
+    pub const DAEMON: u16 = 3;
+    pub const TIMEOUT_TCP: u16 = 4;
+    pub const TIMEOUT_TCP_FIN: u16 = 5;
+    pub const TIMEOUT_UDP: u16 = 6;
+    pub const MAX: u16 = 6;
+}
+
+/// Attributes nested in SERVICE.
+pub mod svc {
+    pub const AF: u16 = 1;
+    pub const PROTOCOL: u16 = 2;
+    pub const ADDR: u16 = 3;
+    pub const PORT: u16 = 4;
+    pub const FWMARK: u16 = 5;
+    pub const SCHED_NAME: u16 = 6;
+    pub const FLAGS: u16 = 7;
+    pub const TIMEOUT: u16 = 8;
+    pub const NETMASK: u16 = 9;
+    pub const STATS: u16 = 10;
+    pub const PE_NAME: u16 = 11;
+    pub const STATS64: u16 = 12;
+    pub const MAX: u16 = 12;
+}
+
+/// Attributes nested in DEST.
+pub mod dest {
+    pub const ADDR: u16 = 1;
+    pub const PORT: u16 = 2;
+    pub const FWD_METHOD: u16 = 3;
+    pub const WEIGHT: u16 = 4;
+    pub const U_THRESH: u16 = 5;
+    pub const L_THRESH: u16 = 6;
+    pub const ACTIVE_CONNS: u16 = 7;
+    pub const ADDR_FAMILY: u16 = 11;
+    pub const TUN_TYPE: u16 = 13;
+    pub const TUN_PORT: u16 = 14;
+    pub const TUN_FLAGS: u16 = 15;
+    pub const MAX: u16 = 15;
+}
+
+/// Largest netlink message the fuzzer sends (header included).
+pub const MAX_MSG: usize = 65536 + NLMSG_HDRLEN + GENL_HDRLEN;
+
+/// An attribute payload: raw bytes or nested attributes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Body {
+    Raw(Vec<u8>),
+    Nest(Vec<Attr>),
+}
+
+/// One attribute; `kind` carries the flag bits too (NLA_F_NESTED, ...).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Attr {
+    pub kind: u16,
+    pub body: Body,
+}
+
+impl Attr {
+    pub fn raw(kind: u16, bytes: &[u8]) -> Attr {
+        Attr { kind, body: Body::Raw(bytes.to_vec()) }
+    }
+    pub fn u16(kind: u16, v: u16) -> Attr {
+        Attr::raw(kind, &v.to_ne_bytes())
+    }
+    pub fn be16(kind: u16, v: u16) -> Attr {
+        Attr::raw(kind, &v.to_be_bytes())
+    }
+    pub fn u32(kind: u16, v: u32) -> Attr {
+        Attr::raw(kind, &v.to_ne_bytes())
+    }
+    pub fn nest(kind: u16, children: Vec<Attr>) -> Attr {
+        Attr { kind: kind | NLA_F_NESTED, body: Body::Nest(children) }
+    }
+
+    /// Appends the attribute, padded to 4 bytes. A payload longer than
+    /// `nla_len` can say gets a wrapped (lying) length, on purpose.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let start = out.len();
+        out.extend_from_slice(&[0; NLA_HDRLEN]);
+        match &self.body {
+            Body::Raw(b) => out.extend_from_slice(b),
+            Body::Nest(c) => c.iter().for_each(|a| a.encode(out)),
+        }
+        let len = (out.len() - start) as u16;
+        out[start..start + 2].copy_from_slice(&len.to_ne_bytes());
+        out[start + 2..start + 4].copy_from_slice(&self.kind.to_ne_bytes());
+        while out.len() % 4 != 0 {
+            out.push(0);
+        }
+    }
+
+    /// Encoded size, padding included.
+    pub fn size(&self) -> usize {
+        let inner = match &self.body {
+            Body::Raw(b) => b.len(),
+            Body::Nest(c) => c.iter().map(Attr::size).sum(),
+        };
+        (NLA_HDRLEN + inner + 3) & !3
+    }
+}
+
+/// Encodes an attribute stream.
+pub fn encode_attrs(attrs: &[Attr]) -> Vec<u8> {
+    let mut out = Vec::new();
+    attrs.iter().for_each(|a| a.encode(&mut out));
+    out
+}
+
+/// A generic netlink request before framing.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GenlMsg {
+    pub cmd: u8,
+    pub version: u8,
+    pub reserved: u16,
+    pub attrs: Vec<Attr>,
+    /// Send as a dump (NLM_F_DUMP).
+    pub dump: bool,
+}
+
+impl GenlMsg {
+    pub fn new(cmd: u8, attrs: Vec<Attr>) -> GenlMsg {
+        GenlMsg { cmd, version: 1, reserved: 0, attrs, dump: false }
+    }
+
+    /// genlmsghdr + attributes.
+    pub fn payload(&self) -> Vec<u8> {
+        let mut p = vec![self.cmd, self.version];
+        p.extend_from_slice(&self.reserved.to_ne_bytes());
+        self.attrs.iter().for_each(|a| a.encode(&mut p));
+        p
+    }
+}
+
+/// Frames `payload` in a netlink header with a truthful length.
+pub fn nlmsg(ty: u16, flags: u16, seq: u32, payload: &[u8]) -> Vec<u8> {
+    let mut m = Vec::with_capacity(NLMSG_HDRLEN + payload.len());
+    m.extend_from_slice(&((NLMSG_HDRLEN + payload.len()) as u32).to_ne_bytes());
+    m.extend_from_slice(&ty.to_ne_bytes());
+    m.extend_from_slice(&flags.to_ne_bytes());
+    m.extend_from_slice(&seq.to_ne_bytes());
+    m.extend_from_slice(&0u32.to_ne_bytes());
+    m.extend_from_slice(payload);
+    m
+}
+
+/// The CTRL_CMD_GETFAMILY request for `name`.
+pub fn getfamily(name: &str, seq: u32) -> Vec<u8> {
+    let mut n = name.as_bytes().to_vec();
+    n.push(0);
+    let mut p = vec![CTRL_CMD_GETFAMILY, 1, 0, 0];
+    Attr::raw(CTRL_ATTR_FAMILY_NAME, &n).encode(&mut p);
+    nlmsg(GENL_ID_CTRL, NLM_F_REQUEST | NLM_F_ACK, seq, &p)
+}
+
+fn addr16(v4: [u8; 4]) -> Vec<u8> {
+    let mut a = v4.to_vec();
+    a.extend_from_slice(&[0; 12]);
+    a
+}
+
+const SCHEDS: &[&str] = &["rr", "wrr", "lc", "wlc", "sh", "mh", "dh", "sed", "nq", "fo", "nosuch", ""];
+const PORTS: &[u16] = &[80, 443, 8080, 1, 65535, 0, 53];
+
+/// A service nest from small pools (so edits and deletes hit existing
+/// entries and the table stays bounded); `full` adds the add/edit fields.
+pub fn service(r: &mut Rng, full: bool) -> Attr {
+    let mut v = Vec::new();
+    let af = if r.chance(1, 12) { r.pick(&[10u16, 0, 7, 0xffff]) } else { 2 };
+    v.push(Attr::u16(svc::AF, af));
+    v.push(Attr::u16(svc::PROTOCOL, if r.chance(1, 12) { r.below(256) as u16 } else { r.pick(&[6u16, 17]) }));
+    let host = 1 + r.below(16) as u8;
+    let addr = if af == 10 {
+        let mut a = vec![0x20, 0x01, 0x0d, 0xb8];
+        a.extend_from_slice(&[0; 11]);
+        a.push(host);
+        a
+    } else {
+        addr16([10, 0, 200, host])
+    };
+    v.push(Attr::raw(svc::ADDR, &addr));
+    v.push(Attr::be16(svc::PORT, if r.chance(1, 10) { r.next_u64() as u16 } else { r.pick(PORTS) }));
+    if r.chance(1, 20) {
+        v.push(Attr::u32(svc::FWMARK, r.interesting_u32()));
+    }
+    if full {
+        let mut s = r.pick(SCHEDS).as_bytes().to_vec();
+        s.push(0);
+        v.push(Attr::raw(svc::SCHED_NAME, &s));
+        let mut fl = r.pick(&[0u32, 1, 2, 4, 7, 0xffff_ffff]).to_ne_bytes().to_vec();
+        fl.extend_from_slice(&r.pick(&[0u32, 0xffff_ffff, 1]).to_ne_bytes());
+        v.push(Attr::raw(svc::FLAGS, &fl));
+        v.push(Attr::u32(svc::TIMEOUT, r.pick(&[0, 300, 0xffff_ffff])));
+        v.push(Attr::u32(svc::NETMASK, r.pick(&[0xffff_ffff, 0, 0x00ff_ffff])));
+        if r.chance(1, 10) {
+            v.push(Attr::raw(svc::PE_NAME, b"sip\0"));
+        }
+    }
+    if r.chance(1, 4) {
+        // Rotate: attribute order must not matter.
+        let k = r.below(v.len() as u64) as usize;
+        v.rotate_left(k);
+    }
+    Attr::nest(attr::SERVICE, v)
+}
+
+/// A destination nest; `full` adds the add/edit fields.
+pub fn destination(r: &mut Rng, full: bool) -> Attr {
+    let mut v = vec![
+        Attr::raw(dest::ADDR, &addr16([10, 0, 201, 1 + r.below(16) as u8])),
+        Attr::be16(dest::PORT, r.pick(PORTS)),
+    ];
+    if full {
+        v.push(Attr::u32(dest::FWD_METHOD, if r.chance(1, 8) { r.interesting_u32() } else { r.pick(&[0, 2, 3]) }));
+        v.push(Attr::u32(dest::WEIGHT, if r.chance(1, 6) { r.interesting_u32() } else { r.below(10) as u32 }));
+        v.push(Attr::u32(dest::U_THRESH, r.pick(&[0, 5, 100, 0xffff_ffff])));
+        v.push(Attr::u32(dest::L_THRESH, r.pick(&[0, 1, 9, 200])));
+    }
+    if r.chance(3, 4) {
+        v.push(Attr::u16(dest::ADDR_FAMILY, if r.chance(1, 10) { r.pick(&[10u16, 0, 99]) } else { 2 }));
+    }
+    if r.chance(1, 10) {
+        v.push(Attr::raw(dest::TUN_TYPE, &[r.below(4) as u8]));
+        v.push(Attr::be16(dest::TUN_PORT, 6080));
+    }
+    Attr::nest(attr::DEST, v)
+}
+
+/// Random attributes (types 0..=max+2, random small payloads).
+pub fn random_attrs(r: &mut Rng, max: u16) -> Vec<Attr> {
+    (0..r.range(0, 5))
+        .map(|_| {
+            let kind = r.below(u64::from(max) + 3) as u16;
+            let n = r.pick(&[0usize, 1, 2, 4, 8, 16, 17]);
+            Attr::raw(kind, &r.bytes(n))
+        })
+        .collect()
+}
+
+/// A well-formed request for command `c` (what a correct client sends;
+/// the kernel may still refuse it, e.g. a duplicate or a missing entry).
+pub fn valid(r: &mut Rng, c: u8) -> GenlMsg {
+    let attrs = match c {
+        cmd::NEW_SERVICE | cmd::SET_SERVICE => vec![service(r, true)],
+        cmd::DEL_SERVICE | cmd::GET_SERVICE => vec![service(r, false)],
+        cmd::NEW_DEST | cmd::SET_DEST => vec![service(r, false), destination(r, true)],
+        cmd::DEL_DEST => vec![service(r, false), destination(r, false)],
+        cmd::GET_DEST => vec![service(r, false)],
+        cmd::NEW_DAEMON | cmd::DEL_DAEMON => vec![Attr::nest(attr::DAEMON, random_attrs(r, 8))],
+        cmd::SET_CONFIG => vec![
+            Attr::u32(attr::TIMEOUT_TCP, r.pick(&[0, 900, 0xffff_ffff])),
+            Attr::u32(attr::TIMEOUT_TCP_FIN, r.pick(&[0, 120])),
+            Attr::u32(attr::TIMEOUT_UDP, r.pick(&[0, 300])),
+        ],
+        cmd::ZERO if r.chance(1, 2) => vec![service(r, false)],
+        cmd::GET_DAEMON | cmd::GET_CONFIG | cmd::GET_INFO | cmd::ZERO | cmd::FLUSH => vec![],
+        _ => random_attrs(r, attr::MAX),
+    };
+    let mut m = GenlMsg::new(c, attrs);
+    m.dump = c == cmd::GET_DEST || (c == cmd::GET_SERVICE && r.chance(1, 2));
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attr_encoding_is_padded_and_sized() {
+        let a = Attr::raw(3, &[1, 2, 3, 4, 5]);
+        let mut out = Vec::new();
+        a.encode(&mut out);
+        assert_eq!(out.len(), 12);
+        assert_eq!(a.size(), 12);
+        assert_eq!(u16::from_ne_bytes([out[0], out[1]]), 9);
+        assert_eq!(u16::from_ne_bytes([out[2], out[3]]), 3);
+        assert_eq!(&out[9..], &[0, 0, 0]);
+    }
+
+    #[test]
+    fn nests_carry_the_flag_and_children() {
+        let n = Attr::nest(attr::SERVICE, vec![Attr::u16(svc::AF, 2), Attr::be16(svc::PORT, 80)]);
+        let b = encode_attrs(&[n.clone()]);
+        assert_eq!(b.len(), n.size());
+        assert_eq!(u16::from_ne_bytes([b[2], b[3]]), attr::SERVICE | NLA_F_NESTED);
+        assert_eq!(u16::from_ne_bytes([b[0], b[1]]) as usize, 4 + 8 + 8);
+        assert_eq!(&b[16..18], &[0, 80]); // port in network order
+    }
+
+    #[test]
+    fn framing_has_true_length() {
+        let m = nlmsg(0x20, NLM_F_REQUEST | NLM_F_ACK, 7, &[1, 2, 3, 4]);
+        assert_eq!(m.len(), 20);
+        assert_eq!(u32::from_ne_bytes(m[0..4].try_into().unwrap()), 20);
+        assert_eq!(u32::from_ne_bytes(m[8..12].try_into().unwrap()), 7);
+    }
+
+    #[test]
+    fn valid_builders_cover_every_command() {
+        let mut r = Rng::new(1);
+        for c in 0..=20u8 {
+            for _ in 0..50 {
+                let m = valid(&mut r, c);
+                let p = m.payload();
+                assert_eq!(p[0], c);
+                assert!(p.len() < 1024, "cmd {c}: {} bytes", p.len());
+                if c == cmd::NEW_SERVICE {
+                    assert_eq!(m.attrs[0].kind, attr::SERVICE | NLA_F_NESTED);
+                }
+                if c == cmd::GET_DEST {
+                    assert!(m.dump);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn oversized_payload_wraps_the_length() {
+        let a = Attr::raw(1, &vec![0u8; 70000]);
+        let b = encode_attrs(&[a]);
+        assert_eq!(u16::from_ne_bytes([b[0], b[1]]), (70004 % 65536) as u16);
+    }
+}

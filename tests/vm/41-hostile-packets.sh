@@ -1,0 +1,73 @@
+#!/bin/bash
+# Hostile packets: from the client's namespace, crafted IPv4 frames are sent
+# over AF_PACKET to the director (tests/py/hostile.py: truncated and lying
+# headers, bad IHL and lengths, IP options, fragments, bad checksums, bad TCP
+# data offsets, lying UDP lengths, TTL 1, ICMP errors about unknown
+# connections and truncated quotes, ports without a service, spoofed SYN and
+# UDP floods) toward NAT, DR and TUN services. The runner fails the test on
+# any kernel splat; here every service must still carry a legitimate
+# connection afterwards. rvs only.
+. "$(dirname "$0")/../lib.sh"
+adm_init rr
+rvs_only
+FLOOD=${RVS_HOSTILE_FLOOD:-2000}
+
+mac_of() { ip netns exec "$1" cat "/sys/class/net/$2/address"; }
+
+# hostile LABEL: legit before, the hostile frames, legit after.
+hostile() {
+  local label=$1 out
+  expect_balance "$CL" tcp $VIP 80 1 "rs1:1" "$label TCP before"
+  out=$(timeout 120 ip netns exec "$CL" python3 "$RVS_ROOT/tests/py/hostile.py" c0 "$(mac_of "$LB" d0)" \
+    $CIP $VIP 80 53 "$FLOOD" "$label" 2>&1) || fail "$label: hostile.py failed: $out"
+  printf '%s\n' "$out" >&2
+  rvs_loaded || fail "rvs.ko went away"
+  adm "$LB" -L -n | sed 's/^/#   /' >&2
+  expect_balance "$CL" tcp $VIP 80 2 "rs1:2" "$label TCP after"
+  # UDP only through NAT: a DR/TUN real server's python server bound to
+  # 0.0.0.0 answers from its own address, not the VIP (no IP_PKTINFO), so
+  # the client drops the answer whatever rvs does.
+  [ "$label" = NAT ] && expect_balance "$CL" udp $VIP 53 1 "rs1:1" "$label UDP after" 41000
+  return 0
+}
+
+# --- NAT
+topo_nat hn 1
+serve_name_bg "${RS[1]}" tcp 80 rs1
+serve_name_bg "${RS[1]}" udp 53 rs1
+wait_listen "${RS[1]}" tcp 80
+adm_ok "$LB" -A -t $VIP:80 -s rr
+adm_ok "$LB" -a -t $VIP:80 -r ${RIP[1]}:80 -m
+adm_ok "$LB" -A -u $VIP:53 -s rr
+adm_ok "$LB" -a -u $VIP:53 -r ${RIP[1]}:53 -m
+hostile NAT
+kill_ns_procs
+
+# --- DR and TUN share the topology of 21-dr / 22-tun.
+direct() {
+  local tag=$1 how=$2
+  topo_direct $tag
+  local rs=${RS[1]}
+  if [ "$how" = -i ]; then
+    ip -n "$rs" link set tunl0 up 2>/dev/null || { ip -n "$rs" link add tunl0 type ipip; ip -n "$rs" link set tunl0 up; } ||
+      fail "no tunl0 (CONFIG_NET_IPIP?)"
+    nsysctl "$rs" net.ipv4.conf.tunl0.rp_filter=0
+  fi
+  nsysctl "$rs" net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2 \
+    net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
+    net.ipv4.conf.r0.rp_filter=0 net.ipv4.conf.f0.rp_filter=0
+  ip -n "$rs" addr add $VIP/32 dev lo
+  serve_name_bg "$rs" tcp 80 rs1
+  serve_name_bg "$rs" udp 53 rs1
+  wait_listen "$rs" tcp 80
+  adm_ok "$LB" -A -t $VIP:80 -s rr
+  adm_ok "$LB" -a -t $VIP:80 -r ${RIP[1]}:80 $how
+  adm_ok "$LB" -A -u $VIP:53 -s rr
+  adm_ok "$LB" -a -u $VIP:53 -r ${RIP[1]}:53 $how
+}
+direct hd -g
+hostile DR
+kill_ns_procs
+direct ht -i
+hostile TUN
+pass "hostile frames to NAT, DR and TUN services: module intact, services still work"

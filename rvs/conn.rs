@@ -148,8 +148,10 @@ impl Conn {
 
     /// Pushes the expiry `secs` into the future (templates).
     pub(crate) fn touch(&self, secs: u32) {
-        self.expires
-            .store(jiffies().wrapping_add(secs_to_jiffies(secs)), Ordering::Relaxed);
+        self.expires.store(
+            jiffies().wrapping_add(secs_to_jiffies(secs)),
+            Ordering::Relaxed,
+        );
     }
 
     /// Makes the entry expire now (lookups skip it at once, the collector

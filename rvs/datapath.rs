@@ -13,18 +13,19 @@
 //! never reads beyond what [`Skb::header`] proved is there.
 
 use crate::conn::{ConnTable, Tuple};
-use crate::service::{Dest, Service};
-use core::sync::atomic::Ordering;
-use kernel::sync::Arc;
 use crate::hooks::Verdict;
 use crate::netns::Net;
 use crate::rcu::ReadGuard;
 use crate::rvs_core::config::FwdMethod;
 use crate::rvs_core::packet::{self, Ipv4Info, ParseError, IPPROTO_TCP, IPPROTO_UDP};
 use crate::rvs_core::proto::{Dir, TcpFlags};
+use crate::rvs_core::sched::Flow;
+use crate::service::{Dest, Service};
 use crate::skb::Skb;
 use crate::state::NetState;
 use crate::xmit;
+use core::sync::atomic::Ordering;
+use kernel::sync::Arc;
 
 /// Where in netfilter a hook sits (see `hooks::POINTS`).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -167,9 +168,18 @@ fn request(
                     return Verdict::Accept;
                 }
             }
+            let flow = Flow {
+                caddr,
+                cport: pkt.sport,
+                vaddr,
+                vport: pkt.dport,
+                // SAFETY: no preconditions; a per-connection random number
+                // for the twos scheduler.
+                random: unsafe { crate::ffi::get_random_u32() },
+            };
             let dest = match svc.persistence() {
-                Some((timeout, mask)) => persistent_dest(conns, g, svc, &caddr, &vaddr, pkt.dport, timeout, mask),
-                None => svc.schedule(g),
+                Some((timeout, mask)) => persistent_dest(conns, g, svc, &flow, timeout, mask),
+                None => svc.schedule(g, &flow),
             };
             let Some(dest) = dest else {
                 // No server can take it: like IPVS, drop.
@@ -214,12 +224,11 @@ fn persistent_dest(
     conns: &ConnTable,
     g: &ReadGuard,
     svc: &Arc<Service>,
-    caddr: &[u8; 16],
-    vaddr: &[u8; 16],
-    vport: u16,
+    flow: &Flow,
     timeout: u32,
     mask: [u8; 4],
 ) -> Option<Arc<Dest>> {
+    let (caddr, vaddr, vport) = (&flow.caddr, &flow.vaddr, flow.vport);
     let mut masked = [0u8; 16];
     for (m, (a, k)) in masked.iter_mut().zip(caddr.iter().zip(mask)) {
         *m = a & k;
@@ -232,7 +241,7 @@ fn persistent_dest(
         }
         t.expire_now();
     }
-    let dest = svc.schedule(g)?;
+    let dest = svc.schedule(g, flow)?;
     let tuple = Tuple {
         protocol: proto,
         caddr: masked,
@@ -243,7 +252,15 @@ fn persistent_dest(
         dport: dest.port,
     };
     // A template that cannot be stored (table full) only costs stickiness.
-    let t = conns.insert(g, tuple, dest.fwd(), dest.clone(), svc.clone(), true, timeout);
+    let t = conns.insert(
+        g,
+        tuple,
+        dest.fwd(),
+        dest.clone(),
+        svc.clone(),
+        true,
+        timeout,
+    );
     Some(t.map_or(dest, |t| t.dest.clone()))
 }
 

@@ -15,7 +15,7 @@
 
 use crate::rcu::{lock_bh, RcuCell, ReadGuard, WriterToken};
 use crate::rvs_core::config::{self, ConfigError, FwdMethod, EEXIST, ENOENT, ESRCH};
-use crate::rvs_core::sched::{DestView, SchedKind, SchedState};
+use crate::rvs_core::sched::{self, DestView, Flow, MhTable, SchedFlags, SchedKind, SchedState};
 use crate::rvs_core::svcattr::{DestParams, ServiceKey, ServiceParams};
 use crate::stats::Stats;
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -30,6 +30,8 @@ pub(crate) struct Dest {
     pub(crate) port: u16,
     fwd: AtomicU32,
     weight: AtomicU32,
+    /// Latest non-zero weight (mh keeps a quiesced server's table slots).
+    last_weight: AtomicU32,
     u_thresh: AtomicU32,
     l_thresh: AtomicU32,
     /// Connections in an active state (ESTABLISHED, SYN_*).
@@ -52,6 +54,7 @@ impl Dest {
                 port: p.port,
                 fwd: AtomicU32::new(p.fwd.to_uapi()),
                 weight: AtomicU32::new(p.weight),
+                last_weight: AtomicU32::new(p.weight),
                 u_thresh: AtomicU32::new(p.u_thresh),
                 l_thresh: AtomicU32::new(p.l_thresh),
                 active_conns: AtomicU32::new(0),
@@ -67,6 +70,9 @@ impl Dest {
     fn apply(&self, p: &DestParams) {
         self.fwd.store(p.fwd.to_uapi(), Relaxed);
         self.weight.store(p.weight, Relaxed);
+        if p.weight != 0 {
+            self.last_weight.store(p.weight, Relaxed);
+        }
         self.u_thresh.store(p.u_thresh, Relaxed);
         self.l_thresh.store(p.l_thresh, Relaxed);
     }
@@ -96,6 +102,8 @@ impl Dest {
             active_conns: active,
             inactive_conns: inactive,
             overloaded: u != 0 && active.saturating_add(inactive) >= u,
+            hash_key: sched::dest_hash_key(&self.addr, self.port),
+            last_weight: self.last_weight.load(Relaxed),
         }
     }
 
@@ -104,12 +112,39 @@ impl Dest {
     }
 }
 
-/// The destinations of a service, in insertion order.
+/// The destinations of a service, newest first (IPVS's order).
 pub(crate) type DestList = KVec<Arc<Dest>>;
 
 /// Destinations a scheduling decision looks at on the stack; larger
 /// services fall back to one atomic allocation per new connection.
 const STACK_VIEWS: usize = 32;
+
+/// A service's scheduler: its state and, for mh, its lookup table.
+struct Scheduler {
+    state: SchedState,
+    mh: Option<KBox<MhTable>>,
+}
+
+/// A zeroed Maglev table on the heap (16 KiB: never on the stack).
+fn new_mh_table() -> Result<KBox<MhTable>> {
+    let b = KBox::<MhTable>::new_uninit(GFP_KERNEL | __GFP_ZERO)?;
+    // SAFETY: the allocation is zero-filled, and an all-zero `MhTable` is a
+    // valid empty table (documented in rvs_core::mh).
+    Ok(unsafe { b.assume_init() })
+}
+
+impl Scheduler {
+    fn new(kind: SchedKind, flags: u32) -> Result<Self> {
+        let mut state = SchedState::new(kind);
+        state.set_flags(SchedFlags::from_svc_flags(flags));
+        let mh = if kind.needs_mh_table() {
+            Some(new_mh_table()?)
+        } else {
+            None
+        };
+        Ok(Self { state, mh })
+    }
+}
 
 /// A virtual service.
 #[pin_data]
@@ -117,7 +152,7 @@ pub(crate) struct Service {
     /// Protocol, virtual address and port.
     pub(crate) key: ServiceKey,
     #[pin]
-    sched: SpinLock<SchedState>,
+    sched: SpinLock<Scheduler>,
     dests: RcuCell<DestList>,
     flags: AtomicU32,
     timeout: AtomicU32,
@@ -130,10 +165,11 @@ impl Service {
     fn new(key: ServiceKey, p: &ServiceParams) -> Result<Arc<Self>> {
         let dests = RcuCell::new(KVec::new())?;
         let stats = Stats::new()?;
+        let scheduler = Scheduler::new(p.sched, p.flags)?;
         Arc::pin_init(
             pin_init!(Service {
                 key,
-                sched <- new_spinlock!(SchedState::new(p.sched), "rvs_service_sched"),
+                sched <- new_spinlock!(scheduler, "rvs_service_sched"),
                 dests,
                 flags: AtomicU32::new(p.flags),
                 timeout: AtomicU32::new(p.timeout),
@@ -149,12 +185,15 @@ impl Service {
         if self.flags.load(Relaxed) & crate::ffi::RVS_SVC_F_PERSISTENT == 0 {
             return None;
         }
-        Some((self.timeout.load(Relaxed), self.netmask.load(Relaxed).to_ne_bytes()))
+        Some((
+            self.timeout.load(Relaxed),
+            self.netmask.load(Relaxed).to_ne_bytes(),
+        ))
     }
 
     /// Scheduler kind, flags, persistence timeout and netmask (listing).
     pub(crate) fn settings(&self) -> (SchedKind, u32, u32, u32) {
-        let kind = lock_bh(&self.sched).kind();
+        let kind = lock_bh(&self.sched).state.kind();
         (
             kind,
             self.flags.load(Relaxed),
@@ -165,7 +204,7 @@ impl Service {
 
     /// Picks a real server for a new connection, or `None` if none is
     /// available (all weight 0, overloaded, or no servers).
-    pub(crate) fn schedule(&self, g: &ReadGuard) -> Option<Arc<Dest>> {
+    pub(crate) fn schedule(&self, g: &ReadGuard, flow: &Flow) -> Option<Arc<Dest>> {
         let dests = self.dests.get(g);
         let n = dests.len();
         if n == 0 {
@@ -185,23 +224,37 @@ impl Service {
         for (v, d) in views.iter_mut().zip(dests.iter()) {
             *v = d.view();
         }
-        let index = lock_bh(&self.sched).schedule(views)?;
+        let index = {
+            let s = &mut *lock_bh(&self.sched);
+            s.state.schedule_flow_with(views, flow, s.mh.as_deref())?
+        };
         dests.get(index).cloned()
     }
 
-    fn resync_sched(&self, dests: &DestList, kind: Option<SchedKind>) {
+    /// Tells the scheduler the real servers changed; with `new`, switches
+    /// to another scheduler (and flags) first.
+    fn resync_sched(
+        &self,
+        dests: &DestList,
+        new: Option<(SchedKind, u32)>,
+    ) -> Result<(), ModelError> {
         let mut views = KVec::new();
         for d in dests.iter() {
-            // Allocation failure only costs the scheduler an exact restart.
-            if views.push(d.view(), GFP_KERNEL).is_err() {
-                break;
-            }
+            views.push(d.view(), GFP_KERNEL)?;
         }
-        let mut s = lock_bh(&self.sched);
-        match kind {
-            Some(k) if k != s.kind() => *s = SchedState::with_dests(k, &views),
-            _ => s.dests_changed(&views),
+        // Allocate outside the spinlock.
+        let replacement = match new {
+            Some((kind, flags)) => Some(Scheduler::new(kind, flags)?),
+            None => None,
+        };
+        let s = &mut *lock_bh(&self.sched);
+        if let Some(r) = replacement {
+            *s = r;
         }
+        // The mh rebuild (~100 us) runs with bottom halves off; a lookup
+        // waits at most that long, and only on configuration changes.
+        s.state.dests_changed_with(&views, s.mh.as_deref_mut());
+        Ok(())
     }
 }
 
@@ -332,8 +385,7 @@ impl Services {
         svc.timeout.store(p.timeout, Relaxed);
         svc.netmask.store(p.netmask, Relaxed);
         let dests = svc.dests.get_writer(w);
-        svc.resync_sched(dests, Some(p.sched));
-        Ok(())
+        svc.resync_sched(dests, Some((p.sched, p.flags)))
     }
 
     /// Deletes a service. Its existing connections keep their servers
@@ -369,12 +421,16 @@ impl Services {
         if dests.iter().any(|d| d.same(&p.addr, p.port)) {
             return Err(cfg(EEXIST, c"real server already exists"));
         }
-        let mut new = copy_without(dests, None)?;
+        // Newest first, as IPVS lists them: ties in sed/nq/lc and the
+        // sh/dh/mh tables then resolve the way they do in IPVS.
+        let mut new = KVec::with_capacity(dests.len() + 1, GFP_KERNEL)?;
         new.push(Dest::new(p)?, GFP_KERNEL)?;
+        for d in dests.iter() {
+            new.push(d.clone(), GFP_KERNEL)?;
+        }
         svc.dests.replace(new, w)?;
         let dests = svc.dests.get_writer(w);
-        svc.resync_sched(dests, None);
-        Ok(())
+        svc.resync_sched(dests, None)
     }
 
     /// Changes a real server's forwarding method, weight and thresholds.
@@ -392,8 +448,7 @@ impl Services {
             .find(|d| d.same(&p.addr, p.port))
             .ok_or(cfg(ENOENT, c"no such real server"))?;
         d.apply(p);
-        svc.resync_sched(dests, None);
-        Ok(())
+        svc.resync_sched(dests, None)
     }
 
     /// Removes a real server; its connections live on until they expire.
@@ -415,8 +470,7 @@ impl Services {
         let new = copy_without(dests, Some(i))?;
         svc.dests.replace(new, w)?;
         let dests = svc.dests.get_writer(w);
-        svc.resync_sched(dests, None);
-        Ok(())
+        svc.resync_sched(dests, None)
     }
 
     /// Zeroes the counters of one service (`Some`) or all, with their

@@ -204,7 +204,11 @@ impl MhTable {
         let shift = fls.saturating_sub(MH_TAB_BITS);
         let turns = |d: &DestView| -> u32 {
             let w = mh_weight(d);
-            let t = w.checked_div(g).unwrap_or(0).checked_shr(shift).unwrap_or(0);
+            let t = w
+                .checked_div(g)
+                .unwrap_or(0)
+                .checked_shr(shift)
+                .unwrap_or(0);
             if t > 0 {
                 t
             } else {
@@ -351,6 +355,9 @@ mod tests {
             })
             .collect();
         assert!(!t.rebuild(&many));
-        assert!(t.lookup.iter().all(|&e| e != 0 && usize::from(e) <= MH_TABLE_SIZE));
+        assert!(t
+            .lookup
+            .iter()
+            .all(|&e| e != 0 && usize::from(e) <= MH_TABLE_SIZE));
     }
 }

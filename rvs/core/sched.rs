@@ -3,7 +3,8 @@
 //! Schedulers: choose the real server for a new connection.
 //!
 //! C counterparts: net/netfilter/ipvs/ip_vs_rr.c, ip_vs_wrr.c, ip_vs_lc.c,
-//! ip_vs_wlc.c, ip_vs_sed.c, ip_vs_nq.c.
+//! ip_vs_wlc.c, ip_vs_sed.c, ip_vs_nq.c, ip_vs_sh.c, ip_vs_dh.c, ip_vs_mh.c
+//! (see `mh.rs`), ip_vs_fo.c, ip_vs_ovf.c, ip_vs_twos.c.
 //!
 //! The kernel side keeps one [`SchedState`] per service under the service's
 //! scheduler lock and passes a snapshot of its destinations as a slice of
@@ -16,11 +17,31 @@
 //!
 //! New schedulers slot in as a [`SchedKind`] variant, an arm in
 //! [`SchedKind::from_name`] / [`SchedKind::name`] and an arm in
-//! [`SchedState::schedule`]; per-scheduler data lives in [`SchedState`].
-//! Hash-based schedulers (sh, dh, mh) will take the flow hash through an
-//! additional entry point rather than changing [`SchedState::schedule`].
+//! [`SchedState::schedule_flow_with`]; per-scheduler data lives in
+//! [`SchedState`], except mh's 16 KiB table ([`MhTable`]), which the kernel
+//! allocates separately and passes in.
+//!
+//! Flow-aware entry point: [`SchedState::schedule_flow`] (and
+//! [`SchedState::schedule_flow_with`] for mh) takes a [`Flow`], the
+//! addresses and ports of the new connection plus a random number. sh, dh
+//! and mh hash it, twos draws its two choices from it, the others ignore it.
+//! [`SchedState::schedule`] is `schedule_flow` with an all-zero flow (and an
+//! internal pseudo-random sequence for twos).
+//!
+//! Hashing (sh, dh): IPVS's own, so that rvs maps clients exactly like IPVS
+//! does for the same destination list: the address folded to 32 bits
+//! ([`addr_fold`]: XOR of its four big-endian words, i.e. the IPv4 address
+//! itself), plus the port for sh-port, multiplied by the 32-bit golden ratio
+//! `0x61C88647` (the kernel's `hash_32`) and reduced to its top 8 bits, the
+//! index into a virtual 256-bucket table. These tables are not stored: the
+//! bucket's destination is computed from the weights in O(destinations).
+//! The hash is unkeyed, like IPVS's: it only spreads well-behaved clients;
+//! a client choosing its address can pick its server, which sh/dh users
+//! accept by design.
 
 #![forbid(unsafe_code)]
+
+pub use super::mh::{MhTable, MH_TABLE_SIZE};
 
 /// What a scheduler may know about one destination (real server).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -35,6 +56,16 @@ pub struct DestView {
     /// Upper connection threshold reached (`-x`); excluded until it falls
     /// below the lower threshold.
     pub overloaded: bool,
+    /// Identity of the destination for consistent hashing (mh):
+    /// [`dest_hash_key`] of its address and port. Only mh's table rebuild
+    /// reads it; other schedulers ignore it.
+    pub hash_key: u32,
+    /// The latest non-zero weight the destination was configured with (0 if
+    /// it was added with weight 0), IPVS's `last_weight`. mh builds its table
+    /// from it so that quiescing a server (weight 0) keeps the table stable.
+    /// If the caller leaves it 0, mh uses [`DestView::weight`] (a quiesced
+    /// server then leaves the table instead).
+    pub last_weight: u32,
 }
 
 impl DestView {
@@ -60,6 +91,83 @@ impl DestView {
     }
 }
 
+/// Folds a 16-byte address to 32 bits like IPVS's sh/dh/mh: the XOR of its
+/// four big-endian words. An IPv4 address occupies the first 4 bytes with
+/// the rest zero (the `union nf_inet_addr` layout), so it folds to itself.
+pub fn addr_fold(addr: &[u8; 16]) -> u32 {
+    let [a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, d0, d1, d2, d3] = *addr;
+    u32::from_be_bytes([a0, a1, a2, a3])
+        ^ u32::from_be_bytes([b0, b1, b2, b3])
+        ^ u32::from_be_bytes([c0, c1, c2, c3])
+        ^ u32::from_be_bytes([d0, d1, d2, d3])
+}
+
+/// The value for [`DestView::hash_key`]: `port + fold(addr)` (wrapping),
+/// what IPVS's mh hashes for a destination. `port` in host order.
+pub fn dest_hash_key(addr: &[u8; 16], port: u16) -> u32 {
+    u32::from(port).wrapping_add(addr_fold(addr))
+}
+
+/// The new connection a scheduler is asked about. Addresses use the
+/// [`addr_fold`] layout (IPv4 in the first 4 bytes, rest zero); ports are
+/// host order, and 0 for protocols without ports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flow {
+    /// Client (source) address; hashed by sh and mh.
+    pub caddr: [u8; 16],
+    /// Client (source) port; hashed by sh and mh with the port flag.
+    pub cport: u16,
+    /// Destination address of the packet (the virtual address; for a
+    /// firewall-mark service the address actually dialled); hashed by dh.
+    pub vaddr: [u8; 16],
+    /// Destination port of the packet (unused by the current schedulers).
+    pub vport: u16,
+    /// A fresh random number for this connection (twos).
+    pub random: u32,
+}
+
+/// IPVS service flag `IP_VS_SVC_F_SCHED1`: sh-fallback / mh-fallback.
+pub const SVC_F_SCHED1: u32 = 0x0008;
+/// IPVS service flag `IP_VS_SVC_F_SCHED2`: sh-port / mh-port.
+pub const SVC_F_SCHED2: u32 = 0x0010;
+/// IPVS service flag `IP_VS_SVC_F_SCHED3`: defined by ipvsadm
+/// (`sh-flag-3`/`mh-flag-3`) but used by no IPVS scheduler; ignored.
+pub const SVC_F_SCHED3: u32 = 0x0020;
+
+/// Scheduler options (ipvsadm `-b sh-fallback,sh-port` or
+/// `mh-fallback,mh-port`), used by sh and mh, ignored by the others.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SchedFlags {
+    /// When the hashed destination is unavailable, pick another available
+    /// one instead of failing.
+    pub fallback: bool,
+    /// Hash the client port too, so one client's connections spread.
+    pub port: bool,
+}
+
+impl SchedFlags {
+    /// From IPVS service flags: [`SVC_F_SCHED1`] is fallback,
+    /// [`SVC_F_SCHED2`] is port; all other bits are ignored.
+    pub fn from_svc_flags(flags: u32) -> SchedFlags {
+        SchedFlags {
+            fallback: flags & SVC_F_SCHED1 != 0,
+            port: flags & SVC_F_SCHED2 != 0,
+        }
+    }
+
+    /// Back to IPVS service flag bits.
+    pub fn to_svc_flags(self) -> u32 {
+        let mut f = 0;
+        if self.fallback {
+            f |= SVC_F_SCHED1;
+        }
+        if self.port {
+            f |= SVC_F_SCHED2;
+        }
+        f
+    }
+}
+
 /// The scheduling algorithm of a service.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SchedKind {
@@ -75,17 +183,39 @@ pub enum SchedKind {
     Sed,
     /// Never queue (`nq`).
     Nq,
+    /// Source hashing (`sh`): by client address (and port with sh-port).
+    Sh,
+    /// Destination hashing (`dh`): by the packet's destination address.
+    Dh,
+    /// Maglev hashing (`mh`): consistent hashing by client address (and
+    /// port with mh-port); needs an [`MhTable`].
+    Mh,
+    /// Weighted failover (`fo`): the available destination with the
+    /// highest weight.
+    Fo,
+    /// Overflow (`ovf`): the highest weight among destinations whose active
+    /// connections do not exceed their weight.
+    Ovf,
+    /// Power of two choices (`twos`): two weighted random picks, the less
+    /// loaded one wins.
+    Twos,
 }
 
 impl SchedKind {
     /// Every scheduler rvs implements, for listing and for tests.
-    pub const ALL: [SchedKind; 6] = [
+    pub const ALL: [SchedKind; 12] = [
         SchedKind::Rr,
         SchedKind::Wrr,
         SchedKind::Lc,
         SchedKind::Wlc,
         SchedKind::Sed,
         SchedKind::Nq,
+        SchedKind::Sh,
+        SchedKind::Dh,
+        SchedKind::Mh,
+        SchedKind::Fo,
+        SchedKind::Ovf,
+        SchedKind::Twos,
     ];
 
     /// The scheduler IPVS and ipvsadm use when none is given.
@@ -109,7 +239,28 @@ impl SchedKind {
             SchedKind::Wlc => "wlc",
             SchedKind::Sed => "sed",
             SchedKind::Nq => "nq",
+            SchedKind::Sh => "sh",
+            SchedKind::Dh => "dh",
+            SchedKind::Mh => "mh",
+            SchedKind::Fo => "fo",
+            SchedKind::Ovf => "ovf",
+            SchedKind::Twos => "twos",
         }
+    }
+
+    /// Whether the scheduler needs an [`MhTable`] (allocated by the caller,
+    /// rebuilt through [`SchedState::dests_changed_with`] and passed to
+    /// [`SchedState::schedule_flow_with`]). Only mh.
+    pub fn needs_mh_table(self) -> bool {
+        self == SchedKind::Mh
+    }
+
+    /// Whether the choice depends on the [`Flow`] (sh, dh, mh, twos).
+    pub fn uses_flow(self) -> bool {
+        matches!(
+            self,
+            SchedKind::Sh | SchedKind::Dh | SchedKind::Mh | SchedKind::Twos
+        )
     }
 }
 
@@ -126,7 +277,15 @@ pub struct SchedState {
     mw: u32,
     /// wrr: decreasing interval, the gcd of the positive weights.
     di: u32,
+    /// sh/mh options.
+    flags: SchedFlags,
+    /// twos via [`SchedState::schedule`]: xorshift32 state standing in for
+    /// [`Flow::random`]; never 0.
+    rng: u32,
 }
+
+/// Seed of [`SchedState::schedule`]'s pseudo-random sequence (any non-zero).
+const RNG_SEED: u32 = 0x9e37_79b9;
 
 fn gcd(mut a: u32, mut b: u32) -> u32 {
     // checked_rem is None exactly when b == 0, which ends the loop.
@@ -148,7 +307,24 @@ impl SchedState {
             cw: 0,
             mw: 0,
             di: 1,
+            flags: SchedFlags {
+                fallback: false,
+                port: false,
+            },
+            rng: RNG_SEED,
         }
+    }
+
+    /// Sets the sh/mh options (from the service flags, see
+    /// [`SchedFlags::from_svc_flags`]). Takes effect with the next choice;
+    /// nothing needs rebuilding.
+    pub fn set_flags(&mut self, flags: SchedFlags) {
+        self.flags = flags;
+    }
+
+    /// The sh/mh options in effect.
+    pub fn flags(&self) -> SchedFlags {
+        self.flags
     }
 
     /// A fresh state for `kind` already primed with `dests`.
@@ -166,7 +342,42 @@ impl SchedState {
     /// Chooses a destination for a new connection: the index into `dests`,
     /// or `None` when no destination is available (all weight 0, all
     /// overloaded, or an empty list).
+    ///
+    /// For the flow-independent schedulers. It is [`SchedState::schedule_flow`]
+    /// with an all-zero [`Flow`] whose `random` comes from an internal
+    /// pseudo-random sequence (so twos still spreads); sh, dh and mh then
+    /// send everything to one bucket's destination (mh: none, no table).
     pub fn schedule(&mut self, dests: &[DestView]) -> Option<usize> {
+        // xorshift32: full period over the non-zero u32s.
+        let mut x = self.rng;
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        self.rng = if x == 0 { RNG_SEED } else { x };
+        let flow = Flow {
+            random: self.rng,
+            ..Flow::default()
+        };
+        self.schedule_flow(dests, &flow)
+    }
+
+    /// Chooses a destination for the new connection `flow`, like
+    /// [`SchedState::schedule`] but with the flow that sh, dh and twos
+    /// need. For mh this finds nothing: mh needs its table, use
+    /// [`SchedState::schedule_flow_with`].
+    pub fn schedule_flow(&mut self, dests: &[DestView], flow: &Flow) -> Option<usize> {
+        self.schedule_flow_with(dests, flow, None)
+    }
+
+    /// The general entry point: [`SchedState::schedule_flow`] plus, for mh,
+    /// the service's [`MhTable`] (ignored by every other scheduler; mh
+    /// without a table finds nothing).
+    pub fn schedule_flow_with(
+        &mut self,
+        dests: &[DestView],
+        flow: &Flow,
+        mh: Option<&MhTable>,
+    ) -> Option<usize> {
         match self.kind {
             SchedKind::Rr => self.rr(dests),
             SchedKind::Wrr => self.wrr(dests),
@@ -174,6 +385,23 @@ impl SchedState {
             SchedKind::Wlc => weighted_least(dests, DestView::conn_overhead),
             SchedKind::Sed => weighted_least(dests, DestView::sed_overhead),
             SchedKind::Nq => nq(dests),
+            SchedKind::Sh => sh(dests, flow, self.flags),
+            SchedKind::Dh => dh(dests, flow),
+            SchedKind::Mh => mh?.lookup(dests, flow, self.flags),
+            SchedKind::Fo => fo(dests),
+            SchedKind::Ovf => ovf(dests),
+            SchedKind::Twos => twos(dests, flow.random),
+        }
+    }
+
+    /// [`SchedState::dests_changed`] plus, for mh, the rebuild of its table
+    /// (`mh` is ignored for the other schedulers). Returns `false` only when
+    /// mh could not place every destination (more than [`MH_TABLE_SIZE`]).
+    pub fn dests_changed_with(&mut self, dests: &[DestView], mh: Option<&mut MhTable>) -> bool {
+        self.dests_changed(dests);
+        match mh {
+            Some(t) if self.kind == SchedKind::Mh => t.rebuild(dests),
+            _ => true,
         }
     }
 
@@ -373,6 +601,199 @@ fn weighted_least(dests: &[DestView], overhead: fn(&DestView) -> u64) -> Option<
     least.map(|(i, _, _)| i)
 }
 
+/// IPVS's `hash_32(v, 8)`: the top 8 bits of `v * GOLDEN_RATIO_32`, a
+/// bucket of the virtual 256-entry sh/dh table.
+fn hash_bucket(v: u32) -> u32 {
+    v.wrapping_mul(0x61c8_8647) >> (u32::BITS - SH_TAB_BITS)
+}
+
+/// sh/dh table size in bits (IPVS's default `CONFIG_IP_VS_{SH,DH}_TAB_BITS`).
+const SH_TAB_BITS: u32 = 8;
+/// sh/dh table size.
+const SH_TAB_SIZE: u64 = 1 << SH_TAB_BITS;
+
+/// Buckets one destination fills in IPVS's sh table: its weight, at least 1
+/// (a weight-0 destination keeps one bucket, where it is unavailable).
+fn sh_run(d: &DestView) -> u64 {
+    u64::from(d.weight.max(1))
+}
+
+/// Where bucket `b` of the sh table points. IPVS fills its 256 buckets by
+/// walking the list cyclically, giving each destination [`sh_run`]
+/// consecutive buckets, so bucket `b` holds position `b mod total` of the
+/// concatenated runs. Returns the destination and the offset in its run.
+fn sh_locate(dests: &[DestView], b: u64) -> Option<(usize, u64)> {
+    let total = dests.iter().fold(0u64, |t, d| t.saturating_add(sh_run(d)));
+    let mut pos = b.checked_rem(total)?;
+    for (i, d) in dests.iter().enumerate() {
+        let run = sh_run(d);
+        if pos < run {
+            return Some((i, pos));
+        }
+        pos = pos.saturating_sub(run);
+    }
+    None
+}
+
+/// Source hashing (`ip_vs_sh_schedule`).
+///
+/// The client address (plus its port with `flags.port`) picks one of 256
+/// buckets, filled from the destinations in proportion to their weights
+/// (see [`sh_locate`]; as in IPVS, weights summing past 256 leave the
+/// destinations at the end of the list without buckets). The bucket's
+/// destination must be available; with `flags.fallback` the buckets after
+/// it are tried in order, all 256 at most.
+///
+/// (IPVS's fallback loop starts its walk at bucket `2 * hash` because it
+/// adds the bucket to the hash twice; rvs walks from the hashed bucket
+/// itself, which is what the option is documented to do.)
+fn sh(dests: &[DestView], flow: &Flow, flags: SchedFlags) -> Option<usize> {
+    let port = if flags.port { flow.cport } else { 0 };
+    let b = u64::from(hash_bucket(
+        u32::from(port).wrapping_add(addr_fold(&flow.caddr)),
+    ));
+    let (mut i, mut off) = sh_locate(dests, b)?;
+    if dests.get(i)?.available() {
+        return Some(i);
+    }
+    if !flags.fallback {
+        return None;
+    }
+    // Walk the buckets b, b+1, ... run by run: the rest of this
+    // destination's run, then the next destination's (positions continue
+    // cyclically through the list), except that after bucket 255 comes
+    // bucket 0, which is position 0.
+    let n = dests.len();
+    let mut k = b;
+    let mut visited = 0u64;
+    while visited < SH_TAB_SIZE {
+        let d = dests.get(i)?;
+        if d.available() {
+            return Some(i);
+        }
+        let rem = sh_run(d).saturating_sub(off).max(1);
+        let step = rem.min(SH_TAB_SIZE.saturating_sub(k)).max(1);
+        visited = visited.saturating_add(step);
+        k = k.saturating_add(step);
+        off = 0;
+        if k >= SH_TAB_SIZE {
+            k = 0;
+            i = 0;
+        } else {
+            i = i.wrapping_add(1).checked_rem(n).unwrap_or(0);
+        }
+    }
+    None
+}
+
+/// Destination hashing (`ip_vs_dh_schedule`): the packet's destination
+/// address picks one of 256 buckets, filled with the destinations in list
+/// order, one bucket each, cyclically (weights only matter as "0 is
+/// unavailable"). No fallback: an unavailable destination means none.
+fn dh(dests: &[DestView], flow: &Flow) -> Option<usize> {
+    let b = usize::try_from(hash_bucket(addr_fold(&flow.vaddr))).ok()?;
+    let i = b.checked_rem(dests.len())?;
+    dests.get(i).filter(|d| d.available()).map(|_| i)
+}
+
+/// Weighted failover (`ip_vs_fo_schedule`): the available destination with
+/// the highest weight; ties go to the first in list order.
+fn fo(dests: &[DestView]) -> Option<usize> {
+    let mut best: Option<(usize, u32)> = None;
+    for (i, d) in dests.iter().enumerate() {
+        if !d.available() {
+            continue;
+        }
+        match best {
+            Some((_, bw)) if d.weight <= bw => {}
+            _ => best = Some((i, d.weight)),
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+/// Overflow (`ip_vs_ovf_schedule`): among available destinations whose
+/// active connections do not exceed their weight (`active <= weight`, as
+/// IPVS tests `active > weight` to skip), the one with the highest weight;
+/// ties go to the first in list order. The weight acts as a connection
+/// budget: once the top server holds more than `weight` active
+/// connections, new ones overflow to the next.
+fn ovf(dests: &[DestView]) -> Option<usize> {
+    let mut best: Option<(usize, u32)> = None;
+    for (i, d) in dests.iter().enumerate() {
+        if !d.available() || d.active_conns > d.weight {
+            continue;
+        }
+        match best {
+            Some((_, bw)) if d.weight <= bw => {}
+            _ => best = Some((i, d.weight)),
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+/// splitmix64's output function: a bijective 64-bit mixer.
+fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Power of two choices (`ip_vs_twos_schedule`).
+///
+/// Two destinations are drawn at random, each with probability
+/// proportional to its weight (IPVS draws `r` in `0..=total` and walks the
+/// list subtracting weights until `r <= 0`, so the first available
+/// destination gets one extra ticket), and the one with the lower
+/// [`DestView::conn_overhead`] per weight wins (the first on a tie).
+/// Both draws come from `random`, expanded to two independent-looking
+/// 64-bit values with splitmix64.
+fn twos(dests: &[DestView], random: u32) -> Option<usize> {
+    let total = dests
+        .iter()
+        .filter(|d| d.available())
+        .fold(0u64, |t, d| t.saturating_add(u64::from(d.weight)));
+    if total == 0 {
+        return None;
+    }
+    let tickets = total.saturating_add(1);
+    let seed = u64::from(random).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut r1 = mix64(seed).checked_rem(tickets)?;
+    let mut r2 = mix64(seed.wrapping_add(0x9e37_79b9_7f4a_7c15)).checked_rem(tickets)?;
+    let mut c1: Option<usize> = None;
+    let mut c2: Option<usize> = None;
+    for (i, d) in dests.iter().enumerate() {
+        if !d.available() {
+            continue;
+        }
+        let w = u64::from(d.weight);
+        if c1.is_none() {
+            if r1 <= w {
+                c1 = Some(i);
+            } else {
+                r1 = r1.saturating_sub(w);
+            }
+        }
+        if c2.is_none() {
+            if r2 <= w {
+                c2 = Some(i);
+            } else {
+                r2 = r2.saturating_sub(w);
+            }
+        }
+        if c1.is_some() && c2.is_some() {
+            break;
+        }
+    }
+    // r <= total, so both draws land; be defensive anyway.
+    let c1 = c1.or(c2)?;
+    let c2 = c2.unwrap_or(c1);
+    let (d1, d2) = (dests.get(c1)?, dests.get(c2)?);
+    let lhs = u64::from(d2.weight).saturating_mul(d1.conn_overhead());
+    let rhs = u64::from(d1.weight).saturating_mul(d2.conn_overhead());
+    Some(if lhs > rhs { c2 } else { c1 })
+}
+
 /// Never queue: an idle available destination (no active connections) if
 /// there is one, the first such in list order; otherwise like sed.
 fn nq(dests: &[DestView]) -> Option<usize> {
@@ -385,6 +806,7 @@ fn nq(dests: &[DestView]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::boxed::Box;
     use std::vec;
     use std::vec::Vec;
 
@@ -400,7 +822,7 @@ mod tests {
             weight,
             active_conns: active,
             inactive_conns: inactive,
-            overloaded: false,
+            ..DestView::default()
         }
     }
 
@@ -585,30 +1007,42 @@ mod tests {
     #[test]
     fn shrinking_and_growing_lists_never_panic() {
         let big: Vec<DestView> = (1..=8).map(w).collect();
+        let mut t = Box::new(MhTable::EMPTY);
+        let zero = Flow::default();
         for k in SchedKind::ALL {
             let mut s = SchedState::with_dests(k, &big);
+            s.dests_changed_with(&big, Some(&mut t));
+            let pick = |s: &mut SchedState, t: &MhTable, d: &[DestView]| {
+                assert_eq!(
+                    s.schedule(d).is_some(),
+                    !k.needs_mh_table() && !d.is_empty()
+                );
+                s.schedule_flow_with(d, &zero, Some(t))
+            };
             for _ in 0..7 {
-                s.schedule(&big);
+                pick(&mut s, &t, &big);
             }
-            // The list shrank without telling the state.
+            // The list shrank without telling the state (or the mh table).
             let small = [w(1), w(2)];
             for _ in 0..10 {
-                let got = s.schedule(&small);
-                assert!(matches!(got, Some(0) | Some(1)), "{}", k.name());
+                let got = pick(&mut s, &t, &small);
+                // sh/dh/mh may hash to a slot that no longer exists.
+                let ok = matches!(got, Some(0) | Some(1)) || (k.uses_flow() && got.is_none());
+                assert!(ok, "{} {got:?}", k.name());
             }
             // Empty, then told.
-            assert_eq!(s.schedule(&[]), None);
-            s.dests_changed(&[]);
-            assert_eq!(s.schedule(&[]), None);
+            assert_eq!(pick(&mut s, &t, &[]), None);
+            s.dests_changed_with(&[], Some(&mut t));
+            assert_eq!(pick(&mut s, &t, &[]), None);
             // Grows again.
-            s.dests_changed(&big);
+            s.dests_changed_with(&big, Some(&mut t));
             for _ in 0..50 {
-                assert!(s.schedule(&big).is_some_and(|i| i < big.len()));
+                assert!(pick(&mut s, &t, &big).is_some_and(|i| i < big.len()));
             }
             s.dest_removed(100);
             s.dest_inserted(usize::MAX);
-            s.dests_changed(&small);
-            assert!(s.schedule(&small).is_some());
+            s.dests_changed_with(&small, Some(&mut t));
+            assert!(pick(&mut s, &t, &small).is_some());
         }
     }
 
@@ -634,6 +1068,464 @@ mod tests {
         s.dest_removed(0);
         s.dests_changed(&dests);
         assert_eq!(s.schedule(&dests), Some(0));
+    }
+
+    fn v4(a: u8, b: u8, c: u8, d: u8) -> [u8; 16] {
+        let mut x = [0u8; 16];
+        x[..4].copy_from_slice(&[a, b, c, d]);
+        x
+    }
+
+    /// Client `n` (10.x.y.z) on port `port`.
+    fn client(n: u32, port: u16) -> Flow {
+        let [_, b, c, d] = n.to_be_bytes();
+        Flow {
+            caddr: v4(10, b, c, d),
+            cport: port,
+            vaddr: v4(192, 0, 2, 1),
+            vport: 80,
+            random: 0,
+        }
+    }
+
+    /// Real server `i` (172.16.0.i:80) with `weight`, keyed for mh.
+    fn server(i: u8, weight: u32) -> DestView {
+        DestView {
+            weight,
+            hash_key: dest_hash_key(&v4(172, 16, 0, i), 80),
+            last_weight: weight,
+            ..DestView::default()
+        }
+    }
+
+    fn state(kind: SchedKind, fallback: bool, port: bool) -> SchedState {
+        let mut s = SchedState::new(kind);
+        s.set_flags(SchedFlags { fallback, port });
+        s
+    }
+
+    #[test]
+    fn flags_and_hash_helpers() {
+        assert_eq!(SchedFlags::from_svc_flags(0), SchedFlags::default());
+        let both = SchedFlags::from_svc_flags(0x0008 | 0x0010 | 0x0020 | 0x1);
+        assert_eq!(
+            both,
+            SchedFlags {
+                fallback: true,
+                port: true
+            }
+        );
+        assert_eq!(both.to_svc_flags(), 0x18);
+        assert_eq!(
+            SchedFlags::from_svc_flags(SVC_F_SCHED2).to_svc_flags(),
+            SVC_F_SCHED2
+        );
+        let mut s = SchedState::new(SchedKind::Sh);
+        assert_eq!(s.flags(), SchedFlags::default());
+        s.set_flags(both);
+        assert_eq!(s.flags(), both);
+        // IPv4 folds to itself; IPv6 to the XOR of its words.
+        assert_eq!(addr_fold(&v4(10, 1, 2, 3)), 0x0a01_0203);
+        let mut v6 = [0u8; 16];
+        v6[3] = 1;
+        v6[15] = 3;
+        assert_eq!(addr_fold(&v6), 2);
+        assert_eq!(dest_hash_key(&v4(0, 0, 0, 1), 80), 81);
+        // The kernel's hash_32(v, 8).
+        assert_eq!(hash_bucket(0), 0);
+        assert_eq!(hash_bucket(1), 0x61);
+        assert_eq!(hash_bucket(2), 0xc3);
+        for k in SchedKind::ALL {
+            assert_eq!(k.needs_mh_table(), k == SchedKind::Mh);
+        }
+    }
+
+    #[test]
+    fn sh_sticky_weighted_and_port() {
+        let dests = [server(1, 1), server(2, 3)];
+        let mut s = state(SchedKind::Sh, false, false);
+        let mut count = [0u32; 2];
+        for n in 0..4000 {
+            let f = client(n, 1000);
+            let i = s.schedule_flow(&dests, &f).unwrap();
+            // Sticky across calls and across client ports without sh-port.
+            for port in [1, 2, 40000] {
+                assert_eq!(s.schedule_flow(&dests, &client(n, port)), Some(i));
+            }
+            count[i] += 1;
+        }
+        // Buckets 1:3 (64 and 192 of 256); clients follow within a few %.
+        assert!((900..1100).contains(&count[0]), "{count:?}");
+        // With sh-port one client's ports spread over both.
+        s.set_flags(SchedFlags {
+            fallback: false,
+            port: true,
+        });
+        let mut seen = [0u32; 2];
+        for port in 1000..1400 {
+            let f = client(7, port);
+            let i = s.schedule_flow(&dests, &f).unwrap();
+            assert_eq!(s.schedule_flow(&dests, &f), Some(i));
+            seen[i] += 1;
+        }
+        assert!(seen[0] > 50 && seen[1] > 200, "{seen:?}");
+    }
+
+    #[test]
+    fn sh_fallback() {
+        let mut dests = [server(1, 1), server(2, 1), server(3, 1), server(4, 1)];
+        let mut plain = state(SchedKind::Sh, false, false);
+        let mut fb = state(SchedKind::Sh, true, false);
+        let before: Vec<usize> = (0..500)
+            .map(|n| plain.schedule_flow(&dests, &client(n, 0)).unwrap())
+            .collect();
+        assert!((0..4).all(|i| before.contains(&i)));
+        for off in [false, true] {
+            // Dest 1 quiesced (weight 0 keeps its one bucket per cycle) or
+            // overloaded.
+            if off {
+                dests[1].weight = 0;
+            } else {
+                dests[1].overloaded = true;
+            }
+            plain.dests_changed(&dests);
+            fb.dests_changed(&dests);
+            for (n, &was) in before.iter().enumerate() {
+                let f = client(n as u32, 0);
+                let p = plain.schedule_flow(&dests, &f);
+                let q = fb.schedule_flow(&dests, &f);
+                if was == 1 {
+                    assert_eq!(p, None);
+                    // Moves to the next bucket's server: dest 2.
+                    assert_eq!(q, Some(2));
+                } else {
+                    assert_eq!(p, Some(was));
+                    assert_eq!(q, Some(was));
+                }
+            }
+            dests[1] = server(2, 1);
+        }
+        // Nothing available: None even with fallback.
+        let none = [server(1, 0), server(2, 0)];
+        assert_eq!(fb.schedule_flow(&none, &client(1, 0)), None);
+        // Fallback wraps past the end of the list and of the table.
+        let mut d = [server(1, 1), server(2, 1), server(3, 1)];
+        d[1].overloaded = true;
+        d[2].overloaded = true;
+        for n in 0..300 {
+            assert_eq!(fb.schedule_flow(&d, &client(n, 0)), Some(0));
+        }
+        // Weights summing past 256: like IPVS, the tail gets no bucket.
+        let heavy = [server(1, 200), server(2, 100), server(3, 100)];
+        let mut count = [0u32; 3];
+        for n in 0..3000 {
+            count[plain.schedule_flow(&heavy, &client(n, 0)).unwrap()] += 1;
+        }
+        assert_eq!(count[2], 0, "{count:?}");
+        assert!(count[1] > 300, "{count:?}");
+    }
+
+    #[test]
+    fn dh_by_destination_address() {
+        let mut dests = [server(1, 1), server(2, 5), server(3, 1)];
+        let mut s = state(SchedKind::Dh, true, true);
+        let mut count = [0u32; 3];
+        for v in 0..900u32 {
+            let [_, b, c, d] = v.to_be_bytes();
+            let vaddr = v4(198, b, c, d);
+            let mut f = client(0, 1);
+            f.vaddr = vaddr;
+            let i = s.schedule_flow(&dests, &f).unwrap();
+            // Any client, any port: same server for the same destination.
+            for n in [1, 99, 12345] {
+                f.caddr = client(n, 0).caddr;
+                f.cport = n as u16;
+                assert_eq!(s.schedule_flow(&dests, &f), Some(i));
+            }
+            count[i] += 1;
+        }
+        // One bucket each regardless of weight.
+        assert!(count.iter().all(|&c| (200..400).contains(&c)), "{count:?}");
+        // Unavailable: no fallback.
+        let f = client(0, 0);
+        let i = s.schedule_flow(&dests, &f).unwrap();
+        dests[i].overloaded = true;
+        assert_eq!(s.schedule_flow(&dests, &f), None);
+    }
+
+    fn mh_setup(dests: &[DestView], fallback: bool, port: bool) -> (SchedState, Box<MhTable>) {
+        let mut s = state(SchedKind::Mh, fallback, port);
+        let mut t = Box::new(MhTable::EMPTY);
+        assert!(s.dests_changed_with(dests, Some(&mut t)));
+        (s, t)
+    }
+
+    #[test]
+    fn mh_shares_follow_weights() {
+        let dests = [server(1, 1), server(2, 2), server(3, 3), server(4, 4)];
+        let (mut s, t) = mh_setup(&dests, false, false);
+        let m = MH_TABLE_SIZE as f64;
+        for (i, d) in dests.iter().enumerate() {
+            let share = t.share(i) as f64 / m;
+            let want = f64::from(d.weight) / 10.0;
+            assert!((share - want).abs() < 0.02, "dest {i}: {share} vs {want}");
+        }
+        assert_eq!((0..4).map(|i| t.share(i)).sum::<usize>(), MH_TABLE_SIZE);
+        // Large weights are scaled (IPVS's rshift) but stay proportional.
+        let big = [server(1, 10000), server(2, 30000), server(3, 65535)];
+        let (_, t2) = mh_setup(&big, false, false);
+        let total: u32 = big.iter().map(|d| d.weight).sum();
+        for (i, d) in big.iter().enumerate() {
+            let share = t2.share(i) as f64 / m;
+            let want = f64::from(d.weight) / f64::from(total);
+            assert!((share - want).abs() < 0.03, "dest {i}: {share} vs {want}");
+        }
+        // Clients follow the table and stick.
+        let mut count = [0u32; 4];
+        for n in 0..20000 {
+            let f = client(n, 5);
+            let i = s.schedule_flow_with(&dests, &f, Some(&t)).unwrap();
+            assert_eq!(
+                s.schedule_flow_with(&dests, &client(n, 6), Some(&t)),
+                Some(i)
+            );
+            count[i] += 1;
+        }
+        for (i, c) in count.iter().enumerate() {
+            let want = 2000.0 * (i + 1) as f64;
+            assert!((f64::from(*c) - want).abs() < want * 0.1, "{count:?}");
+        }
+        // Without the table mh finds nothing.
+        assert_eq!(s.schedule_flow(&dests, &client(1, 1)), None);
+    }
+
+    #[test]
+    fn mh_minimal_disruption() {
+        let mut dests: Vec<DestView> = (1..=10).map(|i| server(i, 1)).collect();
+        let (mut s, t) = mh_setup(&dests, false, false);
+        let key_at = |t: &MhTable, d: &[DestView], slot: usize| {
+            let e = usize::from(t.lookup[slot]);
+            d[e - 1].hash_key
+        };
+        let old: Vec<u32> = (0..MH_TABLE_SIZE).map(|c| key_at(&t, &dests, c)).collect();
+        let gone = dests.remove(3);
+        let mut t2 = Box::new(MhTable::EMPTY);
+        s.dests_changed_with(&dests, Some(&mut t2));
+        let mut moved = 0;
+        for (c, &k) in old.iter().enumerate() {
+            let now = key_at(&t2, &dests, c);
+            if k == gone.hash_key {
+                assert_ne!(now, k);
+            } else if now != k {
+                moved += 1;
+            }
+        }
+        // Only the removed server's ~10% must move; others barely do.
+        assert!(moved < MH_TABLE_SIZE / 25, "moved {moved}");
+        // Adding it back restores the original table exactly.
+        dests.insert(3, gone);
+        s.dests_changed_with(&dests, Some(&mut t2));
+        assert_eq!(t2.lookup, t.lookup);
+    }
+
+    #[test]
+    fn mh_quiesce_and_fallback() {
+        let mut dests = [server(1, 2), server(2, 2), server(3, 2)];
+        let (mut plain, mut t) = mh_setup(&dests, false, false);
+        let mut fb = state(SchedKind::Mh, true, false);
+        let before: Vec<usize> = (0..3000)
+            .map(|n| {
+                plain
+                    .schedule_flow_with(&dests, &client(n, 0), Some(&t))
+                    .unwrap()
+            })
+            .collect();
+        let table = t.lookup;
+        // Quiesce dest 0: last_weight keeps its slots.
+        dests[0].weight = 0;
+        assert!(plain.dests_changed_with(&dests, Some(&mut t)));
+        assert_eq!(t.lookup, table);
+        let mut moved_to = [0u32; 3];
+        for (n, &was) in before.iter().enumerate() {
+            let f = client(n as u32, 0);
+            let p = plain.schedule_flow_with(&dests, &f, Some(&t));
+            let q = fb.schedule_flow_with(&dests, &f, Some(&t));
+            if was == 0 {
+                assert_eq!(p, None);
+                let q = q.unwrap();
+                assert_ne!(q, 0);
+                moved_to[q] += 1;
+            } else {
+                assert_eq!((p, q), (Some(was), Some(was)));
+            }
+        }
+        // Its clients spread over both others.
+        assert!(moved_to[1] > 100 && moved_to[2] > 100, "{moved_to:?}");
+        // Without last_weight the server leaves the table.
+        dests[0].last_weight = 0;
+        plain.dests_changed_with(&dests, Some(&mut t));
+        assert_eq!(t.share(0), 0);
+        // All unavailable: None, also with fallback.
+        dests[1].overloaded = true;
+        dests[2].overloaded = true;
+        assert_eq!(fb.schedule_flow_with(&dests, &client(1, 0), Some(&t)), None);
+    }
+
+    #[test]
+    fn mh_port_flag() {
+        let dests = [server(1, 1), server(2, 1), server(3, 1)];
+        let (mut s, t) = mh_setup(&dests, false, false);
+        let (mut sp, _) = mh_setup(&dests, false, true);
+        let first = s.schedule_flow_with(&dests, &client(42, 1), Some(&t));
+        let mut seen = [0u32; 3];
+        for port in 1..300 {
+            let f = client(42, port);
+            assert_eq!(s.schedule_flow_with(&dests, &f, Some(&t)), first);
+            seen[sp.schedule_flow_with(&dests, &f, Some(&t)).unwrap()] += 1;
+        }
+        assert!(seen.iter().all(|&c| c > 50), "{seen:?}");
+    }
+
+    #[test]
+    fn fo_highest_weight_available() {
+        let mut dests = [w(2), w(5), w(5), w(1)];
+        let mut s = SchedState::new(SchedKind::Fo);
+        assert_eq!(s.schedule(&dests), Some(1));
+        dests[1].overloaded = true;
+        assert_eq!(s.schedule(&dests), Some(2));
+        dests[3].weight = 9;
+        s.dests_changed(&dests);
+        assert_eq!(s.schedule(&dests), Some(3));
+        dests[3].weight = 0;
+        assert_eq!(s.schedule(&dests), Some(2));
+        // Connections do not matter.
+        dests[2].active_conns = 1_000_000;
+        assert_eq!(s.schedule(&dests), Some(2));
+        assert_eq!(s.schedule(&[w(0), w(0)]), None);
+    }
+
+    #[test]
+    fn ovf_overflows_by_active_connections() {
+        let mut dests = [conns(3, 0, 0), conns(5, 0, 0), conns(2, 0, 0)];
+        let mut s = SchedState::new(SchedKind::Ovf);
+        // Fill the top server: IPVS skips it only once active > weight.
+        for active in 0..=5 {
+            dests[1].active_conns = active;
+            assert_eq!(s.schedule(&dests), Some(1));
+        }
+        dests[1].active_conns = 6;
+        assert_eq!(s.schedule(&dests), Some(0));
+        // Inactive connections do not count.
+        dests[0].inactive_conns = 100;
+        assert_eq!(s.schedule(&dests), Some(0));
+        dests[0].active_conns = 4;
+        assert_eq!(s.schedule(&dests), Some(2));
+        dests[2].active_conns = 3;
+        assert_eq!(s.schedule(&dests), None);
+        // A connection closes: back to the top server.
+        dests[1].active_conns = 5;
+        assert_eq!(s.schedule(&dests), Some(1));
+        dests[1].overloaded = true;
+        assert_eq!(s.schedule(&dests), None);
+    }
+
+    #[test]
+    fn twos_weighted_and_load_aware() {
+        let dests = [w(1), w(2), w(3), w(4)];
+        let mut s = SchedState::new(SchedKind::Twos);
+        let mut count = [0u32; 4];
+        let rounds = 100_000u32;
+        for r in 0..rounds {
+            let f = Flow {
+                random: r.wrapping_mul(2_654_435_761),
+                ..Flow::default()
+            };
+            count[s.schedule_flow(&dests, &f).unwrap()] += 1;
+        }
+        // IPVS draws r in 0..=total, which gives the first server one extra
+        // ticket: 2:2:3:4 out of 11 here.
+        for (i, c) in count.iter().enumerate() {
+            let share = f64::from(*c) / f64::from(rounds);
+            let want = [2.0, 2.0, 3.0, 4.0][i] / 11.0;
+            assert!((share - want).abs() < 0.01, "{count:?}");
+        }
+        // With realistic weights the extra ticket vanishes: 100:200:300:400.
+        let heavy = [w(100), w(200), w(300), w(400)];
+        let mut count = [0u32; 4];
+        for r in 0..rounds {
+            let f = Flow {
+                random: r.wrapping_mul(2_654_435_761),
+                ..Flow::default()
+            };
+            count[s.schedule_flow(&heavy, &f).unwrap()] += 1;
+        }
+        for (i, c) in count.iter().enumerate() {
+            let share = f64::from(*c) / f64::from(rounds);
+            let want = (i + 1) as f64 / 10.0;
+            assert!((share - want).abs() < 0.01, "{count:?}");
+        }
+        // Same random value, same answer.
+        let f = Flow {
+            random: 77,
+            ..Flow::default()
+        };
+        let a = s.schedule_flow(&dests, &f);
+        assert_eq!(s.schedule_flow(&dests, &f), a);
+        // Through schedule() (internal sequence) it spreads too.
+        let mut count = [0u32; 4];
+        for _ in 0..10_000 {
+            count[s.schedule(&dests).unwrap()] += 1;
+        }
+        assert!(count.iter().all(|&c| c > 500), "{count:?}");
+        // Load: the idle server wins whenever drawn at least once; with
+        // tickets 2:1 (the extra ticket again) that is 1 - (2/3)^2 = 5/9.
+        let loaded = [conns(1, 50, 0), conns(1, 0, 0)];
+        let mut idle = 0u32;
+        for r in 0..10_000u32 {
+            let f = Flow {
+                random: r,
+                ..Flow::default()
+            };
+            if s.schedule_flow(&loaded, &f) == Some(1) {
+                idle += 1;
+            }
+        }
+        assert!((5200..5900).contains(&idle), "{idle}");
+        // Unavailable servers are never drawn.
+        let mut d = [w(5), w(5), w(5)];
+        d[0].overloaded = true;
+        d[2].weight = 0;
+        for r in 0..1000 {
+            let f = Flow {
+                random: r,
+                ..Flow::default()
+            };
+            assert_eq!(s.schedule_flow(&d, &f), Some(1));
+        }
+    }
+
+    #[test]
+    fn flow_kinds_none_when_nothing_available() {
+        let zero = [server(1, 0), server(2, 0)];
+        let mut over = [server(1, 1), server(2, 2)];
+        for d in over.iter_mut() {
+            d.overloaded = true;
+        }
+        let mut t = Box::new(MhTable::EMPTY);
+        for k in SchedKind::ALL {
+            for flags in [0, 0x18] {
+                let mut s = SchedState::new(k);
+                s.set_flags(SchedFlags::from_svc_flags(flags));
+                for d in [&zero[..], &over[..], &[][..]] {
+                    s.dests_changed_with(d, Some(&mut t));
+                    for n in 0..50 {
+                        let f = client(n, n as u16);
+                        assert_eq!(s.schedule_flow_with(d, &f, Some(&t)), None, "{}", k.name());
+                        assert_eq!(s.schedule_flow(d, &f), None, "{}", k.name());
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -113,6 +113,21 @@ fn check_reply(p: &[u8]) -> Result<u8, String> {
                 Err(format!("unexpected attribute {kind:#x} in a {cmd} reply"))
             }
         })?,
+        // GET_CONFIG answers with SET_CONFIG, as IPVS does: three u32s.
+        cmd::SET_CONFIG => walk_attrs(attrs, |kind, v| {
+            let t = kind & NLA_TYPE_MASK;
+            if !(attr::TIMEOUT_TCP..=attr::TIMEOUT_UDP).contains(&t) || v.len() != 4 {
+                return Err(format!("bad attribute {kind:#x} ({} bytes) in a config reply", v.len()));
+            }
+            Ok(())
+        })?,
+        cmd::GET_CONN => walk_attrs(attrs, |kind, inner| {
+            if kind & NLA_TYPE_MASK == attr::CONN && kind & NLA_F_NESTED != 0 {
+                walk_attrs(inner, |_, _| Ok(()))
+            } else {
+                Err(format!("unexpected attribute {kind:#x} in a connection reply"))
+            }
+        })?,
         cmd::GET_INFO => walk_attrs(attrs, |kind, v| {
             if v.len() != 4 {
                 return Err(format!("GET_INFO attribute {kind} is {} bytes", v.len()));

@@ -51,6 +51,8 @@ pub mod cmd {
     pub const GET_INFO: u8 = 15;
     pub const ZERO: u8 = 16;
     pub const FLUSH: u8 = 17;
+    /// rvs addition: dump of the connection table.
+    pub const GET_CONN: u8 = 18;
 }
 
 /// Top-level attributes.
@@ -61,7 +63,9 @@ pub mod attr {
     pub const TIMEOUT_TCP: u16 = 4;
     pub const TIMEOUT_TCP_FIN: u16 = 5;
     pub const TIMEOUT_UDP: u16 = 6;
-    pub const MAX: u16 = 6;
+    /// rvs addition: a connection (GET_CONN replies).
+    pub const CONN: u16 = 7;
+    pub const MAX: u16 = 7;
 }
 
 /// Attributes nested in SERVICE.

@@ -14,6 +14,9 @@ import subprocess
 import sys
 import zlib
 
+# Metrics an engine cannot do (NA there is not a failure).
+NOT_APPLICABLE = {"rvs": ("ctl-restore",)}
+
 # metric -> (description, better)
 SCENARIOS = {
     "nat-tcp-1": ("NAT TCP throughput, iperf3 1 stream", "higher"),
@@ -30,7 +33,7 @@ SCENARIOS = {
 
 
 def load(path):
-    meta, rows = {}, []
+    meta, rows, seen = {}, [], set()
     with open(path) as f:
         for line in f:
             p = line.rstrip("\n").split("\t")
@@ -38,6 +41,10 @@ def load(path):
                 meta = dict(kv.split("=", 1) for kv in p[1:] if "=" in kv)
             elif p[0] == "RVSBENCH" and len(p) >= 5:
                 unit = p[5] if len(p) > 5 else ""
+                key = (p[1], p[2], int(p[3]))
+                if key in seen:  # the console can repeat lines at the end of a run
+                    continue
+                seen.add(key)
                 rows.append((p[1], p[2], int(p[3]), p[4], unit))
     return meta, rows
 
@@ -61,7 +68,8 @@ def summarise(rows):
                     except ValueError:
                         pass
             res[eng + "_samples"] = vals
-            res[eng + "_failed"] = sum(1 for r in mrows if r[1] == eng and r[3] == "NA")
+            na = m in NOT_APPLICABLE.get(eng, ())
+            res[eng + "_failed"] = 0 if na else sum(1 for r in mrows if r[1] == eng and r[3] == "NA")
             res[eng + "_median"] = statistics.median(vals) if vals else None
         a, b = res["ipvs_median"], res["rvs_median"]
         res["ratio_rvs_ipvs"] = (b / a) if (a and b is not None) else None
@@ -81,9 +89,10 @@ def fmt(v):
 
 
 def write_md(path, meta, res, elapsed, cpus):
-    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    date = os.environ.get("REPORT_DATE") or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    commit = os.environ.get("REPORT_COMMIT")
     try:
-        commit = subprocess.check_output(["git", "rev-parse", "--short", "HEAD"], text=True,
+        commit = commit or subprocess.check_output(["git", "rev-parse", "--short", "HEAD"], text=True,
                                          stderr=subprocess.DEVNULL).strip()
     except (OSError, subprocess.CalledProcessError):
         commit = "?"
@@ -115,6 +124,9 @@ def write_md(path, meta, res, elapsed, cpus):
     for r in res:
         L.append("- `%s`: %s" % (r["scenario"], r["description"].replace("SVCS", str(meta.get("svcs", "N")))))
     L.append("")
+    notes = os.path.join(os.path.dirname(path), "notes.md")
+    if os.path.exists(notes):  # hand-written remarks on the committed run
+        L.append(open(notes).read())
     with open(path, "w") as f:
         f.write("\n".join(L))
 
@@ -172,7 +184,7 @@ def main():
     write_md(os.path.join(out, "results.md"), meta, res, elapsed, cpus)
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump({"meta": dict(meta, elapsed_s=elapsed, accel="tcg",
-                                date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")),
+                                date=os.environ.get("REPORT_DATE") or datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")),
                    "results": res}, f, indent=1)
         f.write("\n")
     png_bars(os.path.join(out, "ratios.png"), [r["scenario"] for r in res],

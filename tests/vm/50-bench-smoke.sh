@@ -1,0 +1,31 @@
+#!/bin/bash
+# Benchmark smoke (CI): runs tests/bench/in-vm.sh in RVS_BENCH_QUICK=1 mode
+# (1 round, 1 s samples, a few scenarios on IPVS then rvs) and checks that
+# every scenario produced a number for both engines. Numbers are not judged.
+. "$(dirname "$0")/../lib.sh"
+
+bench=$RVS_ROOT/tests/bench/in-vm.sh
+connrate=$RVS_ROOT/tests/bench/connrate/target/release/connrate
+[ -x "$connrate" ] || skip "connrate not built (cd tests/bench/connrate && cargo build --release)"
+command -v ipvsadm >/dev/null || skip "ipvsadm not installed"
+command -v iperf3 >/dev/null || skip "iperf3 not installed"
+modinfo ip_vs >/dev/null 2>&1 || skip "no ip_vs module"
+mk_test_tmp
+
+# The bench loads and unloads the engines itself; tests/vm/run reloads rvs after.
+RVS_BENCH_QUICK=1 bash "$bench" >"$TEST_TMP/out" 2>"$TEST_TMP/err"
+rc=$?
+sed 's/^/#   /' "$TEST_TMP/err" | grep -v '#   # \[' >&2
+[ $rc = 0 ] || fail "in-vm.sh exited $rc"
+metrics=$(awk -F'\t' '$1 == "RVSBENCH" {print $2}' "$TEST_TMP/out" | sort -u)
+[ -n "$metrics" ] || fail "no measurements"
+for m in $metrics; do
+  for eng in ipvs rvs; do
+    v=$(awk -F'\t' -v m="$m" -v e="$eng" '$1 == "RVSBENCH" && $2 == m && $3 == e {print $5}' "$TEST_TMP/out" | head -1)
+    # ctl-restore is ipvsadm-only (rvsadm has no -R yet).
+    [ "$m/$eng" = ctl-restore/rvs ] && [ "$v" = NA ] && continue
+    [[ "$v" =~ ^[0-9]+(\.[0-9]+)?$ ]] && awk -v v="$v" 'BEGIN {exit !(v > 0)}' ||
+      fail "$m on $eng: no positive number ('$v')"
+  done
+done
+pass "bench quick mode: $(echo $metrics | wc -w) metrics with numbers for IPVS and rvs"

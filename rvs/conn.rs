@@ -69,6 +69,25 @@ pub(crate) struct Tuple {
     pub(crate) dport: u16,
 }
 
+impl Tuple {
+    /// Whether this is the connection of a request from `caddr:cport` to
+    /// `vaddr:vport` over `protocol` (the client-side half of the tuple).
+    fn same_request(
+        &self,
+        protocol: u8,
+        caddr: &[u8; 16],
+        cport: u16,
+        vaddr: &[u8; 16],
+        vport: u16,
+    ) -> bool {
+        self.protocol == protocol
+            && self.cport == cport
+            && self.vport == vport
+            && self.caddr == *caddr
+            && self.vaddr == *vaddr
+    }
+}
+
 /// One connection through the director.
 #[repr(C)]
 pub(crate) struct Conn {
@@ -264,9 +283,8 @@ impl ConnTable {
         let now = jiffies();
         let mut p = self.buckets.get(bucket)?.load(Ordering::Acquire);
         while !p.is_null() {
-            // SAFETY: entries reachable from a bucket are live, and one that
-            // is unlinked meanwhile is freed only after the caller's
-            // read-side section (`_g`) ends.
+            // SAFETY: entries reachable from a bucket are live, and one that is unlinked meanwhile
+            // is freed only after the caller's read-side section (`_g`) ends.
             let c = unsafe { &*p };
             if pred(c) && !c.is_expired(now) {
                 return Some(c);
@@ -288,13 +306,7 @@ impl ConnTable {
     ) -> Option<&'g Conn> {
         let b = self.bucket_of(protocol, caddr, cport);
         self.walk(g, b, |c| {
-            let t = &c.tuple;
-            !c.template
-                && t.protocol == protocol
-                && t.cport == cport
-                && t.vport == vport
-                && t.caddr == *caddr
-                && t.vaddr == *vaddr
+            !c.template && c.tuple.same_request(protocol, caddr, cport, vaddr, vport)
         })
     }
 
@@ -381,11 +393,8 @@ impl ConnTable {
         let t = &tuple;
         if let Some(existing) = self.walk(g, bucket, |c| {
             c.template == template
-                && c.tuple.protocol == t.protocol
-                && c.tuple.cport == t.cport
-                && c.tuple.vport == t.vport
-                && c.tuple.caddr == t.caddr
-                && c.tuple.vaddr == t.vaddr
+                && c.tuple
+                    .same_request(t.protocol, &t.caddr, t.cport, &t.vaddr, t.vport)
         }) {
             return Some(existing);
         }

@@ -212,9 +212,8 @@ impl<'a> Request<'a> {
         if attrs.is_null() || kind > maxattr {
             return None;
         }
-        // SAFETY: the genl core sized `attrs` for `maxattr + 1` entries, and
-        // `kind <= maxattr`; the attributes were validated by the netlink
-        // core and live as long as the request.
+        // SAFETY: the genl core sized `attrs` for `maxattr + 1` entries, and `kind <= maxattr`; the
+        // attributes were validated by the netlink core and live as long as the request.
         unsafe { Attr::from_raw(*attrs.add(kind as usize)) }
     }
 

@@ -65,9 +65,8 @@ pub(crate) trait PernetState: Sized + Send + Sync {
         if slot.is_null() {
             return None;
         }
-        // SAFETY: the kernel allocated `size_of::<*mut Self>()` bytes for this
-        // id; `pernet_init` stored a `KBox<Self>` pointer there (or left it
-        // null) and `pernet_exit` only clears it once nothing can call `of`.
+        // The kernel allocated a pointer-sized slot for this id; `pernet_init` fills it.
+        // SAFETY: the slot holds a `KBox<Self>` pointer or null; `pernet_exit` clears it last.
         let state = unsafe { *slot };
         // SAFETY: a non-null pointer came from `KBox::into_raw` and stays
         // valid until `pernet_exit` of this namespace.

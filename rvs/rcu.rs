@@ -110,9 +110,8 @@ impl<T: Send + Sync> RcuCell<T> {
 
     /// The current value, valid while `guard` is held.
     pub(crate) fn get<'g>(&'g self, _guard: &'g ReadGuard) -> &'g T {
-        // SAFETY: the pointer is always valid (invariant) and a replaced
-        // node outlives every read-side section that could have loaded it,
-        // including the caller's (`'g` is tied to the guard).
+        // `'g` ties the reference to the caller's read-side section.
+        // SAFETY: `ptr` is always valid; a replaced node outlives every section that loaded it.
         unsafe { &(*self.ptr.load(Ordering::Acquire)).value }
     }
 
@@ -128,9 +127,8 @@ impl<T: Send + Sync> RcuCell<T> {
     pub(crate) fn replace(&self, value: T, _writer: &mut impl WriterToken) -> Result {
         let new = Self::node(value, GFP_KERNEL)?;
         let old = self.ptr.swap(new, Ordering::AcqRel);
-        // SAFETY: `old` is no longer reachable through the cell; readers
-        // that loaded it are in read-side sections, which `call_rcu` waits
-        // for before `free_node` runs.
+        // SAFETY: `old` is no longer reachable through the cell; readers that loaded it are in
+        // read-side sections, which `call_rcu` waits for before `free_node` runs.
         unsafe { ffi::call_rcu((*old).head.get(), Some(free_node::<T>)) };
         Ok(())
     }
@@ -139,9 +137,8 @@ impl<T: Send + Sync> RcuCell<T> {
 impl<T: Send + Sync> Drop for RcuCell<T> {
     fn drop(&mut self) {
         let node = *self.ptr.get_mut();
-        // SAFETY: `&mut self` means no reader can reach the cell any more
-        // (its owner was unpublished a grace period ago), so the node can
-        // be freed now.
+        // SAFETY: `&mut self` means no reader can reach the cell any more (its owner was
+        // unpublished a grace period ago), so the node can be freed now.
         drop(unsafe { KBox::from_raw(node) });
     }
 }

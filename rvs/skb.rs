@@ -53,9 +53,8 @@ impl<'a> Skb<'a> {
     /// if the packet is shorter or the pull failed (allocation).
     pub(crate) fn header(&mut self, len: usize) -> Option<&[u8]> {
         let len32 = u32::try_from(len).ok()?;
-        // SAFETY: valid skb; `pskb_may_pull` checks `len` against the
-        // packet length and may reallocate the head, which is why the slice
-        // is taken afterwards and borrows `self` mutably.
+        // `pskb_may_pull` may reallocate the head: the slice is taken after it.
+        // SAFETY: valid skb; the call checks `len` against the packet length.
         if !unsafe { ffi::rvs_pskb_may_pull(self.ptr, len32) } {
             return None;
         }
@@ -106,9 +105,8 @@ impl<'a> Skb<'a> {
             return;
         };
         let check = check.as_mut_ptr().wrapping_add(at).cast::<u16>();
-        // SAFETY: the two bytes at `at` are linear and writable (just made
-        // so); the kernel writes them unaligned-safely as a __sum16 and
-        // adjusts `skb->csum` for CHECKSUM_COMPLETE.
+        // SAFETY: the two bytes at `at` are linear and writable (just made so); the kernel writes
+        // them unaligned-safely as a __sum16 and adjusts `skb->csum` for CHECKSUM_COMPLETE.
         unsafe {
             ffi::inet_proto_csum_replace4(
                 check,

@@ -73,9 +73,8 @@ impl NetState {
     /// The connection table, once the first service was added.
     pub(crate) fn conns(&self) -> Option<&ConnTable> {
         let p = self.conns.load(Ordering::Acquire);
-        // SAFETY: set once (under the configuration lock) from a leaked
-        // KBox and freed only in `exit` after the hooks and the collector
-        // that could read it are gone.
+        // SAFETY: set once from a leaked KBox under the configuration lock; freed only in
+        // `exit`, after the hooks and the collector that read it are gone.
         unsafe { p.as_ref() }
     }
 
@@ -128,14 +127,12 @@ impl NetState {
 ///
 /// Called by the workqueue only, for the `gc` work of a live `NetState`.
 unsafe extern "C" fn gc_work(work: *mut ffi::work_struct) {
-    // SAFETY: the work item is the `gc` field of a live `NetState` (it is
-    // cancelled before the state is freed); `to_delayed_work` returns its
-    // containing `delayed_work`.
+    // SAFETY: the work is the `gc` field of a live `NetState` (cancelled before it is
+    // freed); `to_delayed_work` returns the containing `delayed_work`.
     let dw = unsafe { ffi::rvs_to_delayed_work(work) };
     let offset = core::mem::offset_of!(NetState, gc);
-    // SAFETY: `dw` points at the `gc` field (an `Opaque` is layout-
-    // identical to its contents), so stepping back by its offset gives the
-    // state.
+    // SAFETY: `dw` is the `gc` field (`Opaque` has its contents' layout), so stepping back
+    // by the field's offset gives the state.
     let state = unsafe { &*dw.cast::<u8>().sub(offset).cast::<NetState>() };
     state.collect();
 }
@@ -176,9 +173,8 @@ impl PernetState for NetState {
         unsafe { ffi::cancel_delayed_work_sync(self.gc.get()) };
         let p = self.conns.swap(ptr::null_mut(), Ordering::AcqRel);
         if !p.is_null() {
-            // SAFETY: from `KBox::into_raw` in `activate`; no hook or
-            // collector can reach it any more. Dropping it unlinks every
-            // entry and frees them after a grace period.
+            // Dropping it unlinks every entry and frees them after a grace period.
+            // SAFETY: from `KBox::into_raw` in `activate`; no hook or collector reaches it now.
             drop(unsafe { KBox::from_raw(p) });
         }
         let _ = self.net;

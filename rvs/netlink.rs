@@ -391,17 +391,19 @@ fn dump_services(dump: &mut Dump<'_>) -> Result {
     let Some(ns) = NetState::of(dump.net()) else {
         return Ok(());
     };
-    let start = usize::try_from(dump.cursor(0)).unwrap_or(usize::MAX);
-    let mut ctl = ns.lock();
-    let list = ns.services.all(&mut *ctl);
-    let mut i = start;
-    while let Some(svc) = list.get(i) {
+    // Position: (bucket, index in its chain) of the next service to send.
+    let mut bucket = usize::try_from(dump.cursor(0)).unwrap_or(usize::MAX);
+    let mut index = usize::try_from(dump.cursor(1)).unwrap_or(usize::MAX);
+    let ctl = ns.lock();
+    while let Some((svc, b, i)) = ns.services.at(&*ctl, bucket, index) {
+        (bucket, index) = (b, i);
         if !dump.entry(ffi::RVS_CMD_NEW_SERVICE as u8, |m| put_service(m, svc))? {
             break;
         }
-        i += 1;
+        index += 1;
     }
-    dump.set_cursor(0, i as i64);
+    dump.set_cursor(0, bucket as i64);
+    dump.set_cursor(1, index as i64);
     Ok(())
 }
 

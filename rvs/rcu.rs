@@ -143,6 +143,72 @@ impl<T: Send + Sync> Drop for RcuCell<T> {
     }
 }
 
+/// A pointer to an optional `T` (null when `None`) that readers load under
+/// RCU and writers replace: like [`RcuCell`], but an empty slot costs no
+/// allocation (hash buckets, most of which stay empty).
+///
+/// # Invariants
+///
+/// `ptr` is null or points to a live `Node<T>` allocated by `KBox`; a node
+/// that was replaced is freed only after an RCU grace period.
+pub(crate) struct RcuOpt<T: Send + Sync> {
+    ptr: AtomicPtr<Node<T>>,
+}
+
+impl<T: Send + Sync> RcuOpt<T> {
+    /// An empty slot.
+    pub(crate) fn empty() -> Self {
+        Self {
+            ptr: AtomicPtr::new(core::ptr::null_mut()),
+        }
+    }
+
+    /// The current value, valid while `guard` is held.
+    pub(crate) fn get<'g>(&'g self, _guard: &'g ReadGuard) -> Option<&'g T> {
+        let p = self.ptr.load(Ordering::Acquire);
+        // SAFETY: `p` is null or a live node (invariant); a replaced node
+        // outlives every read-side section that loaded it.
+        unsafe { p.as_ref() }.map(|n| &n.value)
+    }
+
+    /// The current value, for writers (see [`RcuCell::get_writer`]).
+    pub(crate) fn get_writer<'a>(&'a self, _writer: &'a impl WriterToken) -> Option<&'a T> {
+        let p = self.ptr.load(Ordering::Acquire);
+        // SAFETY: as in `get`; the value cannot be replaced while the
+        // writer token is borrowed, because `replace` needs it mutably.
+        unsafe { p.as_ref() }.map(|n| &n.value)
+    }
+
+    /// Publishes `value` (or empties the slot); the old value is dropped
+    /// after a grace period.
+    pub(crate) fn replace(&self, value: Option<T>, _writer: &mut impl WriterToken) -> Result {
+        let new = match value {
+            Some(v) => RcuCell::node(v, GFP_KERNEL)?,
+            None => core::ptr::null_mut(),
+        };
+        let old = self.ptr.swap(new, Ordering::AcqRel);
+        if !old.is_null() {
+            // SAFETY: `old` is no longer reachable through the slot; readers
+            // that loaded it are in read-side sections, which `call_rcu`
+            // waits for before `free_node` runs.
+            unsafe { ffi::call_rcu((*old).head.get(), Some(free_node::<T>)) };
+        }
+        Ok(())
+    }
+}
+
+impl<T: Send + Sync> Drop for RcuOpt<T> {
+    fn drop(&mut self) {
+        let node = *self.ptr.get_mut();
+        if !node.is_null() {
+            // SAFETY: `&mut self` means no reader can reach the slot any
+            // more (its owner was unpublished a grace period ago), and the
+            // node came from `KBox::into_raw`.
+            drop(unsafe { KBox::from_raw(node) });
+        }
+    }
+}
+
 /// Proof of exclusive write access to a set of RCU cells: the guard of the
 /// mutex that serializes their writers.
 pub(crate) trait WriterToken {}

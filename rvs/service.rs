@@ -13,8 +13,9 @@
 //! connection keeps its destination alive after the destination is
 //! deleted, as IPVS's trash list does.
 
-use crate::rcu::{lock_bh, RcuCell, ReadGuard, WriterToken};
+use crate::rcu::{lock_bh, RcuCell, RcuOpt, ReadGuard, WriterToken};
 use crate::rvs_core::config::{self, ConfigError, FwdMethod, EEXIST, ENOENT, ESRCH};
+use crate::rvs_core::hash::{self, SipKey};
 use crate::rvs_core::sched::{self, DestView, Flow, MhTable, SchedFlags, SchedKind, SchedState};
 use crate::rvs_core::svcattr::{DestParams, ServiceKey, ServiceParams};
 use crate::stats::Stats;
@@ -44,6 +45,8 @@ pub(crate) struct Dest {
     pub(crate) removed: core::sync::atomic::AtomicBool,
     /// Traffic counters.
     pub(crate) stats: Stats,
+    /// Output route to this server, cached per CPU.
+    pub(crate) route: crate::skb::RouteCache,
 }
 
 impl Dest {
@@ -62,13 +65,17 @@ impl Dest {
                 persist_conns: AtomicU32::new(0),
                 removed: core::sync::atomic::AtomicBool::new(false),
                 stats: Stats::new()?,
+                route: crate::skb::RouteCache::new()?,
             },
             GFP_KERNEL,
         )?)
     }
 
     fn apply(&self, p: &DestParams) {
-        self.fwd.store(p.fwd.to_uapi(), Relaxed);
+        // Direct routing looks routes up differently (known next hop).
+        if self.fwd.swap(p.fwd.to_uapi(), Relaxed) != p.fwd.to_uapi() {
+            self.route.reset();
+        }
         self.weight.store(p.weight, Relaxed);
         if p.weight != 0 {
             self.last_weight.store(p.weight, Relaxed);
@@ -286,12 +293,27 @@ fn cfg(errno: i32, msg: &'static core::ffi::CStr) -> ModelError {
     ModelError::Config(ConfigError::new(errno, msg))
 }
 
-/// The service table of a namespace.
+/// log2 of the service table's bucket count: 4,096 buckets keep chains
+/// short (2-3) even with 10,000 services. IPVS has 256.
+pub(crate) const SVC_TAB_BITS: u32 = 12;
+
+/// The service table of a namespace: a fixed array of hash buckets, each a
+/// short copy-on-write list published through RCU. The packet path hashes
+/// the key and scans one bucket; a configuration change copies only that
+/// bucket, so adding n services costs O(n), not O(n^2).
+///
+/// Buckets are chosen by SipHash of (protocol, address, port) under a
+/// per-namespace random key (the connection table's hash). A key with other
+/// fields (a firewall mark) hashes them through the same function, e.g. the
+/// mark as the address with protocol and port 0.
 pub(crate) struct Services {
-    list: RcuCell<ServiceList>,
+    buckets: KVVec<RcuOpt<ServiceList>>,
+    key: SipKey,
+    /// Number of services (writer side).
+    count: AtomicU32,
 }
 
-fn copy_without<T>(src: &KVec<Arc<T>>, skip: Option<usize>) -> Result<KVec<Arc<T>>, ModelError> {
+fn copy_without<T>(src: &[Arc<T>], skip: Option<usize>) -> Result<KVec<Arc<T>>, ModelError> {
     let mut out = KVec::with_capacity(src.len() + 1, GFP_KERNEL)?;
     for (i, item) in src.iter().enumerate() {
         if Some(i) != skip {
@@ -304,19 +326,55 @@ fn copy_without<T>(src: &KVec<Arc<T>>, skip: Option<usize>) -> Result<KVec<Arc<T
 impl Services {
     /// An empty table.
     pub(crate) fn new() -> Result<Self> {
+        let n = 1usize << SVC_TAB_BITS;
+        let mut buckets = KVVec::with_capacity(n, GFP_KERNEL)?;
+        for _ in 0..n {
+            buckets.push(RcuOpt::empty(), GFP_KERNEL)?;
+        }
+        let mut key = [0u8; 16];
+        // SAFETY: `key` is a valid 16-byte buffer.
+        unsafe { crate::ffi::get_random_bytes(key.as_mut_ptr().cast(), key.len()) };
         Ok(Self {
-            list: RcuCell::new(KVec::new())?,
+            buckets,
+            key: SipKey::from_bytes(&key),
+            count: AtomicU32::new(0),
         })
+    }
+
+    fn bucket_of(&self, protocol: u8, addr: &[u8; 16], port: u16) -> Option<&RcuOpt<ServiceList>> {
+        let h = hash::conn_hash(&self.key, protocol, addr, port);
+        self.buckets.get(hash::bucket(h, SVC_TAB_BITS))
+    }
+
+    fn bucket_of_key(&self, key: &ServiceKey) -> Option<&RcuOpt<ServiceList>> {
+        self.bucket_of(key.protocol, &key.addr, key.port)
+    }
+
+    /// Number of services.
+    pub(crate) fn count(&self) -> u32 {
+        self.count.load(Relaxed)
     }
 
     /// Updates every service's and real server's rate estimates (from the
     /// namespace's periodic worker).
     pub(crate) fn estimate(&self, elapsed: u64, hz: u64) {
-        let g = ReadGuard::new();
-        for svc in self.list.get(&g).iter() {
-            svc.stats.estimate(elapsed, hz);
-            for d in svc.dests.get(&g).iter() {
-                d.stats.estimate(elapsed, hz);
+        if self.count() == 0 {
+            return;
+        }
+        for (i, b) in self.buckets.iter().enumerate() {
+            {
+                let g = ReadGuard::new();
+                for svc in b.get(&g).map_or(&[][..], |l| &l[..]) {
+                    svc.stats.estimate(elapsed, hz);
+                    for d in svc.dests.get(&g).iter() {
+                        d.stats.estimate(elapsed, hz);
+                    }
+                }
+            }
+            if i % 512 == 511 {
+                // SAFETY: process context (the worker), no locks or RCU
+                // read section held here.
+                unsafe { crate::ffi::rvs_cond_resched() };
             }
         }
     }
@@ -329,18 +387,43 @@ impl Services {
         addr: &[u8; 16],
         port: u16,
     ) -> Option<&'g Arc<Service>> {
-        self.list
-            .get(g)
+        self.bucket_of(protocol, addr, port)?
+            .get(g)?
             .iter()
             .find(|s| s.key.protocol == protocol && s.key.port == port && s.key.addr == *addr)
     }
 
-    /// All services, for listing (writer side).
-    pub(crate) fn all<'a>(&'a self, w: &'a mut impl WriterToken) -> &'a ServiceList {
-        self.list.get_writer(w)
+    /// The service at dump position (`bucket`, `index` in its chain) or the
+    /// next one after it, with its position; `None` past the last
+    /// (writer side, for resumable dumps).
+    pub(crate) fn at<'a>(
+        &'a self,
+        w: &'a impl WriterToken,
+        mut bucket: usize,
+        mut index: usize,
+    ) -> Option<(&'a Arc<Service>, usize, usize)> {
+        while let Some(b) = self.buckets.get(bucket) {
+            if let Some(svc) = b.get_writer(w).and_then(|l| l.get(index)) {
+                return Some((svc, bucket, index));
+            }
+            bucket += 1;
+            index = 0;
+        }
+        None
     }
 
-    fn find(list: &ServiceList, key: &ServiceKey) -> Option<usize> {
+    /// Every service (writer side), for zeroing all counters.
+    fn all(&self, w: &mut impl WriterToken) -> Result<ServiceList, ModelError> {
+        let mut out = KVec::with_capacity(self.count() as usize, GFP_KERNEL)?;
+        for b in self.buckets.iter() {
+            for svc in b.get_writer(&*w).map_or(&[][..], |l| &l[..]) {
+                out.push(svc.clone(), GFP_KERNEL)?;
+            }
+        }
+        Ok(out)
+    }
+
+    fn find(list: &[Arc<Service>], key: &ServiceKey) -> Option<usize> {
         list.iter().position(|s| s.key == *key)
     }
 
@@ -350,7 +433,10 @@ impl Services {
         w: &'a mut impl WriterToken,
         key: &ServiceKey,
     ) -> Result<&'a Arc<Service>, ModelError> {
-        let list = self.list.get_writer(w);
+        let list = self
+            .bucket_of_key(key)
+            .and_then(|b| b.get_writer(&*w))
+            .map_or(&[][..], |l| &l[..]);
         Self::find(list, key)
             .and_then(|i| list.get(i))
             .ok_or(cfg(ESRCH, c"no such service"))
@@ -363,13 +449,15 @@ impl Services {
         key: ServiceKey,
         p: &ServiceParams,
     ) -> Result<(), ModelError> {
-        let list = self.list.get_writer(w);
+        let bucket = self.bucket_of_key(&key).ok_or(ModelError::Kernel(EINVAL))?;
+        let list = bucket.get_writer(&*w).map_or(&[][..], |l| &l[..]);
         if Self::find(list, &key).is_some() {
             return Err(cfg(EEXIST, c"service already exists"));
         }
         let mut new = copy_without(list, None)?;
         new.push(Service::new(key, p)?, GFP_KERNEL)?;
-        self.list.replace(new, w)?;
+        bucket.replace(Some(new), w)?;
+        self.count.fetch_add(1, Relaxed);
         Ok(())
     }
 
@@ -395,16 +483,23 @@ impl Services {
         w: &mut impl WriterToken,
         key: &ServiceKey,
     ) -> Result<(), ModelError> {
-        let list = self.list.get_writer(w);
+        let bucket = self.bucket_of_key(key).ok_or(ModelError::Kernel(EINVAL))?;
+        let list = bucket.get_writer(&*w).map_or(&[][..], |l| &l[..]);
         let i = Self::find(list, key).ok_or(cfg(ESRCH, c"no such service"))?;
         let new = copy_without(list, Some(i))?;
-        self.list.replace(new, w)?;
+        bucket.replace((!new.is_empty()).then_some(new), w)?;
+        self.count.fetch_sub(1, Relaxed);
         Ok(())
     }
 
     /// Deletes every service.
     pub(crate) fn flush(&self, w: &mut impl WriterToken) -> Result<(), ModelError> {
-        self.list.replace(KVec::new(), w)?;
+        for b in self.buckets.iter() {
+            if b.get_writer(&*w).is_some() {
+                b.replace(None, &mut *w)?;
+            }
+        }
+        self.count.store(0, Relaxed);
         Ok(())
     }
 
@@ -487,7 +582,7 @@ impl Services {
                 one.push(svc, GFP_KERNEL)?;
                 one
             }
-            None => copy_without(self.list.get_writer(w), None)?,
+            None => self.all(&mut *w)?,
         };
         for svc in list.iter() {
             svc.stats.zero();

@@ -23,7 +23,7 @@ use crate::rvs_core::config::FwdMethod;
 use crate::rvs_core::hash::{self, SipKey};
 use crate::rvs_core::proto::{self, Dir, TcpFlags, TcpState, Timeouts};
 use crate::service::{Dest, Service};
-use core::ptr;
+use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicPtr, AtomicU16, AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{new_spinlock, Arc, SpinLock};
@@ -104,8 +104,6 @@ pub(crate) struct Conn {
     pub(crate) svc: Arc<Service>,
     state: AtomicU16,
     expires: AtomicU64,
-    /// Bucket index, fixed at insert.
-    bucket: usize,
     /// A persistence template (`-p`): binds a client (masked by `-M`) to
     /// a real server; carries no traffic and counts as a persistent
     /// connection, not an active or inactive one.
@@ -211,6 +209,94 @@ impl Conn {
 
 fn dec_saturating(a: &AtomicU32) {
     let _ = a.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_sub(1));
+}
+
+/// The slab cache of connection entries, `rvs_conn` in /proc/slabinfo
+/// (IPVS has `ip_vs_conn`): entries are packed at their own size instead of
+/// a kmalloc size class, and their memory is visible per cache.
+static CONN_CACHE: AtomicPtr<ffi::kmem_cache> = AtomicPtr::new(ptr::null_mut());
+
+/// Owner of the connection cache: created at module load before any
+/// namespace, destroyed at unload after the RCU barrier (every entry freed).
+pub(crate) struct ConnCache(());
+
+impl ConnCache {
+    /// Creates the cache.
+    pub(crate) fn create() -> Result<Self> {
+        let size = u32::try_from(core::mem::size_of::<Conn>()).map_err(|_| EINVAL)?;
+        let align = u32::try_from(core::mem::align_of::<Conn>()).map_err(|_| EINVAL)?;
+        // SAFETY: the name is a static NUL-terminated string (the cache keeps
+        // the pointer); size and alignment are those of `Conn`.
+        let cache = unsafe { ffi::rvs_kmem_cache_create(c"rvs_conn".as_ptr(), size, align) };
+        if cache.is_null() {
+            return Err(ENOMEM);
+        }
+        CONN_CACHE.store(cache, Ordering::Release);
+        Ok(Self(()))
+    }
+}
+
+impl Drop for ConnCache {
+    fn drop(&mut self) {
+        let cache = CONN_CACHE.swap(ptr::null_mut(), Ordering::AcqRel);
+        // SAFETY: created in `create`; dropped after every namespace's table
+        // was cleared and after `rcu_barrier`, so no entry is left in it.
+        unsafe { ffi::kmem_cache_destroy(cache) };
+    }
+}
+
+/// An owned connection entry in the cache (what `KBox` is for kmalloc).
+struct ConnBox(NonNull<Conn>);
+
+impl ConnBox {
+    /// Moves `conn` into a new cache object; `None` if memory is short.
+    fn new(conn: Conn) -> Option<Self> {
+        let cache = CONN_CACHE.load(Ordering::Acquire);
+        if cache.is_null() {
+            return None;
+        }
+        // SAFETY: `cache` is live while the module is loaded (destroyed only
+        // after every table is gone); GFP_ATOMIC may be used in softirq.
+        let p = NonNull::new(unsafe { ffi::rvs_kmem_cache_alloc_atomic(cache) }.cast::<Conn>())?;
+        // SAFETY: `p` is a fresh object of the cache, which was created with
+        // `Conn`'s size and alignment; nothing else refers to it.
+        unsafe { p.as_ptr().write(conn) };
+        Some(Self(p))
+    }
+
+    fn into_raw(self) -> *mut Conn {
+        let p = self.0.as_ptr();
+        core::mem::forget(self);
+        p
+    }
+
+    /// # Safety
+    ///
+    /// `p` came from [`ConnBox::into_raw`] and nothing else refers to it.
+    unsafe fn from_raw(p: *mut Conn) -> Option<Self> {
+        NonNull::new(p).map(Self)
+    }
+}
+
+impl core::ops::Deref for ConnBox {
+    type Target = Conn;
+    fn deref(&self) -> &Conn {
+        // SAFETY: owned, initialized entry (invariant of the type).
+        unsafe { self.0.as_ref() }
+    }
+}
+
+impl Drop for ConnBox {
+    fn drop(&mut self) {
+        let p = self.0.as_ptr();
+        // SAFETY: the entry is owned and initialized; after dropping its
+        // fields (the server and service references) its memory goes back
+        // to the cache it came from, which outlives every entry.
+        unsafe {
+            ptr::drop_in_place(p);
+            ffi::kmem_cache_free(CONN_CACHE.load(Ordering::Acquire), p.cast());
+        }
+    }
 }
 
 /// The table.
@@ -371,22 +457,17 @@ impl ConnTable {
             return None;
         }
         let bucket = self.bucket_of(tuple.protocol, &tuple.caddr, tuple.cport);
-        let conn = KBox::new(
-            Conn {
-                rcu: Opaque::uninit(),
-                next: AtomicPtr::new(ptr::null_mut()),
-                tuple,
-                fwd,
-                dest,
-                svc,
-                state: AtomicU16::new(TcpState::None.to_u16()),
-                expires: AtomicU64::new(jiffies().wrapping_add(secs_to_jiffies(expire_secs))),
-                bucket,
-                template,
-            },
-            GFP_ATOMIC,
-        )
-        .ok()?;
+        let conn = ConnBox::new(Conn {
+            rcu: Opaque::uninit(),
+            next: AtomicPtr::new(ptr::null_mut()),
+            tuple,
+            fwd,
+            dest,
+            svc,
+            state: AtomicU16::new(TcpState::None.to_u16()),
+            expires: AtomicU64::new(jiffies().wrapping_add(secs_to_jiffies(expire_secs))),
+            template,
+        })?;
         let head = self.buckets.get(bucket)?;
         let lock = self.lock(bucket)?;
         let _guard = lock_bh(lock);
@@ -402,7 +483,7 @@ impl ConnTable {
         conn.counter().fetch_add(1, Ordering::Relaxed);
         conn.next
             .store(head.load(Ordering::Relaxed), Ordering::Relaxed);
-        let raw = KBox::into_raw(conn);
+        let raw = ConnBox::into_raw(conn);
         // Publish: readers that load the new head see a fully built entry.
         head.store(raw, Ordering::Release);
         self.count.fetch_add(1, Ordering::Relaxed);
@@ -417,6 +498,9 @@ impl ConnTable {
         let (Some(head), Some(lock)) = (self.buckets.get(bucket), self.lock(bucket)) else {
             return 0;
         };
+        if head.load(Ordering::Relaxed).is_null() {
+            return 0;
+        }
         let mut removed = 0;
         let _guard = lock_bh(lock);
         let mut link: &AtomicPtr<Conn> = head;
@@ -444,17 +528,48 @@ impl ConnTable {
         removed
     }
 
+    /// Whether any entry of `bucket` satisfies `pred` (lock-free look).
+    fn any_in_bucket(&self, _g: &ReadGuard, bucket: usize, pred: impl Fn(&Conn) -> bool) -> bool {
+        let Some(head) = self.buckets.get(bucket) else {
+            return false;
+        };
+        let mut p = head.load(Ordering::Acquire);
+        while !p.is_null() {
+            // SAFETY: as in `walk`, under the caller's read section.
+            let c = unsafe { &*p };
+            if pred(c) {
+                return true;
+            }
+            p = c.next.load(Ordering::Acquire);
+        }
+        false
+    }
+
     /// Removes expired entries from every bucket; called periodically from
     /// process context. Returns how many went.
+    ///
+    /// Buckets are first looked at without their lock: only those holding
+    /// an expired entry are locked and swept, so a mostly empty table (the
+    /// common case: 65,536 buckets) costs a pass over the bucket array, not
+    /// 65,536 lock round trips a second.
     pub(crate) fn collect(&self) -> u32 {
         let now = jiffies();
         let mut removed = 0;
-        for b in 0..self.buckets.len() {
-            removed += self.sweep_bucket(b, |c| c.is_expired(now));
-            if b % 1024 == 1023 {
-                // SAFETY: process context, no locks held here.
-                unsafe { ffi::rvs_cond_resched() };
+        let n = self.buckets.len();
+        let mut b = 0;
+        while b < n {
+            let end = n.min(b + 1024);
+            {
+                let g = ReadGuard::new();
+                while b < end {
+                    if self.any_in_bucket(&g, b, |c| c.is_expired(now)) {
+                        removed += self.sweep_bucket(b, |c| c.is_expired(now));
+                    }
+                    b += 1;
+                }
             }
+            // SAFETY: process context, no locks or read section held here.
+            unsafe { ffi::rvs_cond_resched() };
         }
         removed
     }
@@ -511,6 +626,6 @@ impl Drop for ConnTable {
 /// `sweep_bucket`.
 unsafe extern "C" fn free_conn(head: *mut ffi::callback_head) {
     // SAFETY: `head` is the first field of a `#[repr(C)] Conn` that came
-    // from `KBox::into_raw` and was unlinked a grace period ago.
-    drop(unsafe { KBox::from_raw(head.cast::<Conn>()) });
+    // from `ConnBox::into_raw` and was unlinked a grace period ago.
+    drop(unsafe { ConnBox::from_raw(head.cast::<Conn>()) });
 }

@@ -56,6 +56,8 @@ struct Rvs {
     // Last: waits for RCU callbacks (which run this module's code) queued
     // by the teardown above.
     _rcu_barrier: RcuBarrier,
+    // After the barrier: every connection entry has been freed by then.
+    _conn_cache: conn::ConnCache,
 }
 
 /// Runs `rcu_barrier()` when dropped.
@@ -69,6 +71,7 @@ impl Drop for RcuBarrier {
 
 impl kernel::Module for Rvs {
     fn init(module: &'static ThisModule) -> Result<Self> {
+        let conn_cache = conn::ConnCache::create()?;
         let pernet = netns::Registration::new()?;
         let family = genl::Family::register(&netlink::FAMILY, module)?;
         pr_info!("rvs: loaded\n");
@@ -76,6 +79,7 @@ impl kernel::Module for Rvs {
             _family: family,
             _pernet: pernet,
             _rcu_barrier: RcuBarrier,
+            _conn_cache: conn_cache,
         })
     }
 }

@@ -5,6 +5,8 @@
  * in Rust.
  */
 #include <linux/rcupdate.h>
+#include <linux/slab.h>
+#include <net/dst_cache.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 #include <net/genetlink.h>
@@ -349,4 +351,34 @@ void rvs_stats_sum(struct rvs_cpu_stats *stats, struct rvs_cpu_stats *out)
 		out->inbytes += READ_ONCE(c->inbytes);
 		out->outbytes += READ_ONCE(c->outbytes);
 	}
+}
+
+/* slab cache of connection entries (kmem_cache_create and _alloc are macros) */
+
+struct kmem_cache *rvs_kmem_cache_create(const char *name, unsigned int size,
+					 unsigned int align)
+{
+	return kmem_cache_create(name, size, align, SLAB_NO_MERGE, NULL);
+}
+
+void *rvs_kmem_cache_alloc_atomic(struct kmem_cache *cache)
+{
+	return kmem_cache_alloc(cache, GFP_ATOMIC);
+}
+
+/* cached routes to real servers */
+
+int rvs_dst_cache_init(struct dst_cache *cache)
+{
+	return dst_cache_init(cache, GFP_KERNEL);
+}
+
+void rvs_dst_cache_reset(struct dst_cache *cache)
+{
+	dst_cache_reset(cache);
+}
+
+struct dst_entry *rvs_rt_dst(struct rtable *rt)
+{
+	return &rt->dst;
 }

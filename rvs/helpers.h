@@ -96,3 +96,14 @@ void rvs_stats_free(struct rvs_cpu_stats *stats);
 void rvs_stats_in(struct rvs_cpu_stats *stats, u32 bytes, bool new_conn);
 void rvs_stats_out(struct rvs_cpu_stats *stats, u32 bytes);
 void rvs_stats_sum(struct rvs_cpu_stats *stats, struct rvs_cpu_stats *out);
+
+struct kmem_cache;
+struct kmem_cache *rvs_kmem_cache_create(const char *name, unsigned int size,
+					 unsigned int align);
+void *rvs_kmem_cache_alloc_atomic(struct kmem_cache *cache);
+
+struct dst_cache;
+struct dst_entry;
+int rvs_dst_cache_init(struct dst_cache *cache);
+void rvs_dst_cache_reset(struct dst_cache *cache);
+struct dst_entry *rvs_rt_dst(struct rtable *rt);

@@ -14,6 +14,7 @@ use crate::ffi;
 use crate::netns::Net;
 use core::marker::PhantomData;
 use kernel::prelude::*;
+use kernel::types::Opaque;
 
 /// A packet owned by the netfilter hook that is processing it.
 ///
@@ -146,35 +147,97 @@ pub(crate) struct RouteInfo {
     pub(crate) saddr: [u8; 4],
 }
 
-/// Looks up the output route to `daddr` and attaches it to the packet.
-/// Fails for unroutable or local destinations (rvs never forwards to its
-/// own addresses). `known_nh`: `daddr` is the next hop even though the
-/// packet's own destination differs (direct routing keeps the VIP as
-/// destination but must reach the real server's MAC).
+/// A real server's cached output route, per CPU (the kernel's
+/// `struct dst_cache`, as tunnels use): the packet path reuses it until
+/// routing changes (the route's generation check fails) or the server's
+/// forwarding method changes, instead of a FIB lookup per packet. IPVS
+/// caches its routes per destination the same way.
+///
+/// # Invariants
+///
+/// `cache` was initialized by `dst_cache_init` and is destroyed on drop.
+pub(crate) struct RouteCache {
+    cache: Opaque<ffi::dst_cache>,
+}
+
+// SAFETY: the per-CPU slots are only touched with bottom halves disabled on
+// their own CPU; `reset_ts` is a plain word written by `dst_cache_reset`.
+unsafe impl Send for RouteCache {}
+// SAFETY: as above.
+unsafe impl Sync for RouteCache {}
+
+impl RouteCache {
+    /// An empty cache.
+    pub(crate) fn new() -> Result<Self> {
+        let c = Self {
+            cache: Opaque::uninit(),
+        };
+        // SAFETY: `cache` is valid storage for a `dst_cache`; init fills it
+        // in (it holds no pointer to itself, so moving it later is fine).
+        let ret = unsafe { ffi::rvs_dst_cache_init(c.cache.get()) };
+        if ret != 0 {
+            // Nothing to destroy: keep `Drop` from running on it.
+            core::mem::forget(c);
+            return Err(Error::from_errno(ret));
+        }
+        Ok(c)
+    }
+
+    /// Forgets the cached routes (the forwarding method changed).
+    pub(crate) fn reset(&self) {
+        // SAFETY: initialized (invariant); bumps the reset time stamp only.
+        unsafe { ffi::rvs_dst_cache_reset(self.cache.get()) };
+    }
+}
+
+impl Drop for RouteCache {
+    fn drop(&mut self) {
+        // SAFETY: initialized (invariant) and no longer shared (`&mut`).
+        unsafe { ffi::dst_cache_destroy(self.cache.get()) };
+    }
+}
+
+/// Attaches the output route to `daddr` to the packet: the one in `cache`
+/// if it is still valid, else a fresh lookup (then cached). Fails for
+/// unroutable or local destinations (rvs never forwards to its own
+/// addresses). `known_nh`: `daddr` is the next hop even though the packet's
+/// own destination differs (direct routing keeps the VIP as destination but
+/// must reach the real server's MAC).
 pub(crate) fn route_to(
     net: &Net,
     skb: &mut Skb<'_>,
+    cache: &RouteCache,
     daddr: [u8; 4],
     known_nh: bool,
 ) -> Result<RouteInfo> {
+    // The per-CPU slots need this CPU to stay ours (LOCAL_OUT runs in
+    // process context).
+    let _bh = crate::rcu::BhGuard::new();
     let mut saddr: u32 = 0;
-    // SAFETY: `net` is alive; `saddr` is a valid out-pointer.
-    let rt = unsafe {
-        ffi::rvs_route_output(
-            net.as_ptr(),
-            u32::from_ne_bytes(daddr),
-            known_nh,
-            &mut saddr,
-        )
-    };
+    // SAFETY: the cache is initialized; bottom halves are off; `saddr` is a
+    // valid out-pointer. Returns a referenced route or null.
+    let mut rt = unsafe { ffi::dst_cache_get_ip4(cache.cache.get(), &mut saddr) };
     if rt.is_null() {
-        return Err(crate::genl::errno(ffi::EHOSTUNREACH));
-    }
-    // SAFETY: `rt` is a referenced route we own.
-    if unsafe { ffi::rvs_rt_is_local(rt) } {
-        // SAFETY: we own this reference and drop it here.
-        unsafe { ffi::rvs_rt_put(rt) };
-        return Err(EINVAL);
+        // SAFETY: `net` is alive; `saddr` is a valid out-pointer.
+        rt = unsafe {
+            ffi::rvs_route_output(
+                net.as_ptr(),
+                u32::from_ne_bytes(daddr),
+                known_nh,
+                &mut saddr,
+            )
+        };
+        if rt.is_null() {
+            return Err(crate::genl::errno(ffi::EHOSTUNREACH));
+        }
+        // SAFETY: `rt` is a referenced route we own.
+        if unsafe { ffi::rvs_rt_is_local(rt) } {
+            // SAFETY: we own this reference and drop it here.
+            unsafe { ffi::rvs_rt_put(rt) };
+            return Err(EINVAL);
+        }
+        // SAFETY: as above; the cache takes a reference of its own.
+        unsafe { ffi::dst_cache_set_ip4(cache.cache.get(), ffi::rvs_rt_dst(rt), saddr) };
     }
     // SAFETY: `rt` is valid; MTU read only.
     let mtu = unsafe { ffi::rvs_rt_mtu(rt) };

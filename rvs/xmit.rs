@@ -52,7 +52,7 @@ pub(crate) fn transmit(
             if nat_rewrite(&mut skb, pkt, Side::Destination, daddr, conn.tuple.dport).is_err() {
                 return Verdict::Drop;
             }
-            let Ok(rt) = skb::route_to(net, &mut skb, daddr, false) else {
+            let Ok(rt) = skb::route_to(net, &mut skb, &conn.dest.route, daddr, false) else {
                 return Verdict::Drop;
             };
             if too_big(&skb, rt.mtu, df) {
@@ -61,7 +61,7 @@ pub(crate) fn transmit(
             }
         }
         FwdMethod::Route => {
-            let Ok(rt) = skb::route_to(net, &mut skb, daddr, true) else {
+            let Ok(rt) = skb::route_to(net, &mut skb, &conn.dest.route, daddr, true) else {
                 return Verdict::Drop;
             };
             if too_big(&skb, rt.mtu, df) {
@@ -70,7 +70,7 @@ pub(crate) fn transmit(
             }
         }
         FwdMethod::Tunnel => {
-            let Ok(rt) = skb::route_to(net, &mut skb, daddr, false) else {
+            let Ok(rt) = skb::route_to(net, &mut skb, &conn.dest.route, daddr, false) else {
                 return Verdict::Drop;
             };
             let inner_mtu = rt.mtu.saturating_sub(IPIP_HLEN);

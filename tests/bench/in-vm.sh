@@ -13,10 +13,16 @@
 # Environment:
 #   RVS_BENCH_ROUNDS=3     rounds (A/B pairs) per scenario
 #   RVS_BENCH_SECS=5       seconds per traffic sample
-#   RVS_BENCH_SVCS=10      services (10 real servers each) for the control plane
-#   RVS_BENCH_SCENARIOS="nat-tcp-1 nat-tcp-8 dr-tcp-1 tun-tcp-1 conn-rate udp-nat udp-dr ctl"
-#   RVS_BENCH_QUICK=1      smoke mode: 1 round, 1 s samples, 2 services, scenarios
-#                          nat-tcp-1 conn-rate udp-nat ctl (a few minutes under TCG)
+#   RVS_BENCH_SVCS=10      services (10 real servers each) added one admin process
+#                          per operation (control plane, per call)
+#   RVS_BENCH_BATCH_SVCS=10000  services (10 real servers each) loaded in one batch
+#                          (ipvsadm -R, rvsadm -R if it has it, and tests/bench/nlbatch.py
+#                          for both) and then listed
+#   RVS_BENCH_PKTS=100000  packets per director-cost measurement (pktgen)
+#   RVS_BENCH_CONNS=1048576  entries in the big connection table (conntab)
+#   RVS_BENCH_SCENARIOS="nat-tcp-1 nat-tcp-8 dr-tcp-1 tun-tcp-1 conn-rate udp-nat udp-dr udp-cost conntab ctl"
+#   RVS_BENCH_QUICK=1      smoke mode: 1 round, 1 s samples, small counts, scenarios
+#                          nat-tcp-1 conntab ctl
 #
 # Internal: in-vm.sh --one SCENARIO runs one sample with $RVS_ADM as engine.
 set -u
@@ -25,15 +31,19 @@ RVS_ROOT=${RVS_ROOT:-$(cd "$here/../.." && pwd)}
 CONNRATE=${RVS_BENCH_CONNRATE:-$here/connrate/target/release/connrate}
 
 if [ "${RVS_BENCH_QUICK:-0}" = 1 ]; then
-  : "${RVS_BENCH_ROUNDS:=1}" "${RVS_BENCH_SECS:=1}" "${RVS_BENCH_SVCS:=2}"
-  : "${RVS_BENCH_SCENARIOS:=nat-tcp-1 conn-rate udp-nat ctl}"
+  : "${RVS_BENCH_ROUNDS:=1}" "${RVS_BENCH_SECS:=1}" "${RVS_BENCH_SVCS:=1}"
+  : "${RVS_BENCH_BATCH_SVCS:=10}" "${RVS_BENCH_PKTS:=2000}" "${RVS_BENCH_CONNS:=2000}"
+  : "${RVS_BENCH_SCENARIOS:=nat-tcp-1 conntab ctl}"
 fi
 ROUNDS=${RVS_BENCH_ROUNDS:-3}
 SECS=${RVS_BENCH_SECS:-5}
 # Under TCG one admin process costs ~0.3 s (ipvsadm) to ~0.8 s (rvsadm), so
 # the brief's 1,000 services x 10 (11,000 processes) would take hours.
 SVCS=${RVS_BENCH_SVCS:-10}
-SCENARIOS=${RVS_BENCH_SCENARIOS:-nat-tcp-1 nat-tcp-8 dr-tcp-1 tun-tcp-1 conn-rate udp-nat udp-dr ctl}
+BATCH_SVCS=${RVS_BENCH_BATCH_SVCS:-10000}
+PKTS=${RVS_BENCH_PKTS:-100000}
+CONNS=${RVS_BENCH_CONNS:-1048576}
+SCENARIOS=${RVS_BENCH_SCENARIOS:-nat-tcp-1 nat-tcp-8 dr-tcp-1 tun-tcp-1 conn-rate udp-nat udp-dr udp-cost conntab ctl}
 
 # ---------------------------------------------------------------------------
 # One sample (child process: lib.sh's exit trap removes its namespaces).
@@ -80,6 +90,85 @@ if [ "${1:-}" = --one ]; then
     log "$(cat "$TEST_TMP/flood") / $(cat "$TEST_TMP/sink")"
     sed -n 's/.*recv_pps=\([0-9.]*\).*/\1/p' "$TEST_TMP/sink"
   }
+
+
+  # --- Director cost per packet (udp-cost, conntab) -------------------------
+  # Topology: client CL --veth c0/d0--> director LB --dummy r0--> nowhere.
+  # pktgen in CL sends 60-byte UDP datagrams to VIP:9000; the real server
+  # 10.0.1.1 sits behind a dummy device with a permanent neighbour entry, so
+  # forwarded packets are freed at once and the director's receive, engine
+  # and transmit work is what the packet costs beyond pktgen itself.
+  pkt_topo() {  # FWD (-m or -g)
+    newns CL "$1-cl"; newns LB "$1-lb"
+    VIP=10.0.100.1
+    ip link add c0 netns "$CL" type veth peer name d0 netns "$LB" || fail "veth"
+    nsip "$LB" <<IP
+link set d0 up
+addr add 10.0.0.1/24 dev d0
+addr add $VIP/32 dev lo
+link add r0 type dummy
+link set r0 up
+addr add 10.0.1.254/24 dev r0
+neigh add 10.0.1.1 lladdr 02:00:00:00:01:01 dev r0 nud permanent
+route add 10.64.0.0/10 via 10.0.0.2 dev d0
+IP
+    nsip "$CL" <<IP
+link set c0 up
+addr add 10.0.0.2/24 dev c0
+IP
+    nsysctl "$LB" net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=0 \
+      net.ipv4.conf.default.rp_filter=0 net.ipv4.conf.d0.rp_filter=0
+    # pktgen outruns the director: room in the backlog so nothing is dropped
+    # before the engine sees it (global sysctl; the VM is ours).
+    sysctl -qw net.core.netdev_max_backlog=100000
+    LBMAC=$(cat "/sys/class/net/d0/address" 2>/dev/null || ip -n "$LB" -o link show d0 | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+    [ -n "$LBMAC" ] || LBMAC=$(ip -n "$LB" -o link show d0 | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+    modprobe pktgen || fail "no pktgen module"
+    adm_ok "$LB" -A -u $VIP:9000 -s rr
+    adm_ok "$LB" -a -u $VIP:9000 -r 10.0.1.1:9000 "$2" -w 1
+    # UDP entries live 900 s, so the first flows outlive a slow 1M fill.
+    adm_ok "$LB" --set 900 120 900
+  }
+  # pktgen_send COUNT DST SRC_MIN SRC_MAX: COUNT datagrams from CL to
+  # DST:9000, source address cycling over SRC_MIN..SRC_MAX, port 1000.
+  pktgen_send() {
+    ip netns exec "$CL" bash -s "$@" "$LBMAC" <<'PG' || fail "pktgen failed"
+set -e
+pg() { echo "$2" > "/proc/net/pktgen/$1"; }
+pg kpktgend_0 rem_device_all
+pg kpktgend_0 "add_device c0"
+for c in "count $1" "clone_skb 0" "pkt_size 60" "delay 0" "dst $2" "dst_mac $5" \
+    "src_min $3" "src_max $4" "udp_src_min 1000" "udp_src_max 1000" \
+    "udp_dst_min 9000" "udp_dst_max 9000"; do pg c0 "$c"; done
+pg pgctrl start
+grep -q "Result: OK" /proc/net/pktgen/c0
+PG
+  }
+  busy_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
+  # cost DST SRC_MIN SRC_MAX: CPU time (all CPUs, /proc/stat) per packet in
+  # ns while PKTS packets go to DST; prints it.
+  cost() {
+    local b0 b1 hz
+    hz=$(getconf CLK_TCK)
+    b0=$(busy_ticks)
+    pktgen_send "$PKTS" "$@"
+    b1=$(busy_ticks)
+    awk -v d=$((b1 - b0)) -v hz="$hz" -v n="$PKTS" 'BEGIN {printf "%.0f", d * 1e9 / hz / n}'
+  }
+  # conns_now: entries in the table (active + inactive of the real server).
+  conns_now() {
+    ip netns exec "$LB" "$ADM" -L -n | awk '/->.*10\.0\.1\.1:9000/ {print $5 + $6}'
+  }
+  slab_kb() { awk '/^Slab:/ {print $2}' /proc/meminfo; }
+  # objsize of the engine's connection cache in /proc/slabinfo (NA if merged).
+  conn_objsize() {
+    local v
+    v=$(awk '$1 == "ip_vs_conn" || $1 == "rvs_conn" {print $4}' /proc/slabinfo 2>/dev/null | head -1)
+    echo "${v:-NA}"
+  }
+  # ip_int A.B.C.D / int_ip N
+  int_ip() { echo "$(($1 >> 24 & 255)).$(($1 >> 16 & 255)).$(($1 >> 8 & 255)).$(($1 & 255))"; }
+  FLOW0=$(( (10 << 24) | (64 << 16) ))   # 10.64.0.0: first client address
 
   case $scen in
     nat-tcp-1|nat-tcp-8)
@@ -128,10 +217,62 @@ if [ "${1:-}" = --one ]; then
       adm_ok "$LB" -A -u $VIP:9000 -s rr
       adm_ok "$LB" -a -u $VIP:9000 -r ${RIP[1]}:9000 -g -w 1
       val "$scen" "$(udp_rate)" pkt/s ;;
+    udp-cost)
+      # Scenario 3 with the director as the bottleneck: CPU ns per 60-byte
+      # UDP packet over 1,000 established flows, NAT then DR, and the same
+      # packets plainly forwarded to the real server (no engine work) as
+      # the baseline; *-engine = cost - baseline.
+      for fwd in nat dr; do
+        ( [ $fwd = nat ] && f=-m || f=-g
+          pkt_topo "uc$fwd" "$f"
+          lo=$(int_ip $FLOW0) hi=$(int_ip $((FLOW0 + 999)))
+          pktgen_send 1000 $VIP "$lo" "$hi"
+          n=$(conns_now)
+          [ "${n:-0}" -ge 900 ] || fail "$fwd: only ${n:-0} of 1000 flows in the table"
+          base=$(cost 10.0.1.1 "$lo" "$hi")
+          c=$(cost $VIP "$lo" "$hi")
+          log "$ADM $fwd: ${c} ns/pkt, plain forwarding ${base} ns/pkt, $n entries"
+          val udp-$fwd-ns "$c" ns/pkt
+          val udp-$fwd-engine-ns "$((c - base))" ns/pkt
+          cleanup_ns ) || exit 1
+      done ;;
+    conntab)
+      # Scenario 4 + 6: director cost per packet with 1,000 and with
+      # CONNS entries in the connection table (same 1,000 measured flows),
+      # and kernel memory per entry (slab growth over the fill).
+      pkt_topo ct -m
+      lo=$(int_ip $FLOW0) hi=$(int_ip $((FLOW0 + 999)))
+      pktgen_send 1000 $VIP "$lo" "$hi"
+      base=$(cost 10.0.1.1 "$lo" "$hi")
+      c1=$(cost $VIP "$lo" "$hi")
+      n1=$(conns_now)
+      sync; echo 2 >/proc/sys/vm/drop_caches; s0=$(slab_kb)
+      t0=$(date +%s%N)
+      pktgen_send $((CONNS - 1000)) $VIP "$(int_ip $((FLOW0 + 1000)))" "$(int_ip $((FLOW0 + CONNS - 1)))"
+      t1=$(date +%s%N)
+      n2=$(conns_now)
+      sync; echo 2 >/proc/sys/vm/drop_caches; s1=$(slab_kb)
+      c2=$(cost $VIP "$lo" "$hi")
+      n3=$(conns_now)
+      log "$ADM: $n1 entries: ${c1} ns/pkt; $n2 entries (fill $(( (t1 - t0) / 1000000 )) ms): ${c2} ns/pkt ($n3 after); plain forwarding ${base} ns/pkt; slab ${s0} -> ${s1} kB; objsize $(conn_objsize)"
+      [ "${n2:-0}" -ge $((CONNS * 9 / 10)) ] || fail "only ${n2:-0} of $CONNS entries in the table"
+      val conntab-1k-ns "$c1" ns/pkt
+      val conntab-big-ns "$c2" ns/pkt
+      val conntab-big-vs-1k "$(awk -v a="$c1" -v b="$c2" 'BEGIN {printf "%.3f", b / a}')" x
+      val conntab-big-vs-1k-engine "$(awk -v a="$((c1 - base))" -v b="$((c2 - base))" 'BEGIN {printf "%.3f", (a > 0) ? b / a : 0}')" x
+      val conntab-fill "$(awk -v a=$t0 -v b=$t1 -v n=$((n2 - n1)) 'BEGIN {printf "%.0f", n / ((b - a) / 1e9)}')" conn/s
+      val mem-per-conn "$(awk -v a="$s0" -v b="$s1" -v n=$((n2 - n1)) 'BEGIN {printf "%.0f", (b - a) * 1024 / n}')" B
+      val conn-objsize "$(conn_objsize)" B
+      # Unloading frees the entries; flush first so the unload is quick.
+      ip netns exec "$LB" "$ADM" -C ;;
     ctl)
-      # Control plane: SVCS TCP services with 10 real servers each, one
-      # admin process per operation; then one full listing; then (ipvsadm
-      # only) flush and restore the same rules from ipvsadm -S output.
+      # Control plane (scenario 5):
+      #  per call: SVCS TCP services with 10 real servers each, one admin
+      #    process per operation (a shell loop), as scripts drive ipvsadm;
+      #  batch: BATCH_SVCS services x 10 loaded by one process: ipvsadm -R /
+      #    rvsadm -R (when rvsadm has it) and tests/bench/nlbatch.py, the
+      #    same netlink requests over one socket to either engine;
+      #  list: one -L -n of the BATCH_SVCS services; flush: one -C.
       newns LB ctl
       # The guest's root is the host's filesystem over 9p without a page
       # cache: every exec of the 1.1 MB rvsadm re-reads it through 9p
@@ -143,40 +284,65 @@ if [ "${1:-}" = --one ]; then
         if cp "$(command -v "$ADM")" "$d/$ADM" 2>/dev/null; then ADM=$d/$ADM; break; fi
       done
       log "admin tool run from $ADM"
-      gen_ops() {  # prints one admin command line per operation
-        local i j a
-        for i in $(seq 0 $((SVCS - 1))); do
-          a="10.$((100 + i / 65536)).$((i / 256 % 256)).$((i % 256))"
-          echo "-A -t $a:80 -s rr"
-          for j in $(seq 1 10); do echo "-a -t $a:80 -r 172.16.$((i % 250)).$j:80 -m -w 1"; done
-        done
+      gen_ops() {  # N: one admin command line per operation (ipvsadm -S format)
+        awk -v n="$1" 'BEGIN {
+          for (i = 0; i < n; i++) {
+            a = sprintf("10.%d.%d.%d", 100 + int(i / 65536), int(i / 256) % 256, i % 256)
+            printf "-A -t %s:80 -s rr\n", a
+            for (j = 1; j <= 10; j++) printf "-a -t %s:80 -r 172.16.%d.%d:80 -m -w 1\n", a, i % 250, j
+          } }'
       }
-      gen_ops >"$TEST_TMP/ops"
-      nops=$(wc -l <"$TEST_TMP/ops")
       ms() { echo $(( $(date +%s%N) / 1000000 )); }
+      secs() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", (b - a) / 1000}'; }
+      check_list() {  # FILE NSVCS
+        local nsvc ndst
+        nsvc=$(grep -c '^TCP' "$1") ndst=$(grep -c -- '^  -> [0-9]' "$1")
+        [ "$nsvc" = "$2" ] && [ "$ndst" = $(($2 * 10)) ] ||
+          fail "listing shows $nsvc services and $ndst real servers, expected $2 and $(($2 * 10))"
+      }
+      gen_ops "$SVCS" >"$TEST_TMP/ops"
+      nops=$(wc -l <"$TEST_TMP/ops")
       t0=$(ms)
       ip netns exec "$LB" bash -c 'while read -r line; do $1 $line || exit 1; done' _ "$ADM" <"$TEST_TMP/ops" ||
         fail "adding $SVCS services failed"
       t1=$(ms)
       ip netns exec "$LB" "$ADM" -L -n >"$TEST_TMP/list" || fail "$ADM -L -n failed"
+      check_list "$TEST_TMP/list" "$SVCS"
+      ip netns exec "$LB" "$ADM" -C || fail "$ADM -C failed"
+      log "$ADM: $nops operations, one process each, in $((t1 - t0)) ms"
+      val ctl-add-svcs "$(secs $t0 $t1)" s
+      op_ms=$(awk -v a=$t0 -v b=$t1 -v n="$nops" 'BEGIN {printf "%.1f", (b - a) / n}')
+      val ctl-op "$op_ms" ms/op
+      val ctl-percall-est "$(awk -v m="$op_ms" -v n=$((BATCH_SVCS * 11)) 'BEGIN {printf "%.0f", m * n / 1000}')" s
+
+      gen_ops "$BATCH_SVCS" >"$TEST_TMP/rules"
+      eng=rvs; [ "${ADM##*/}" = ipvsadm ] && eng=ipvs
+      # Batch over one netlink socket, the same requests for both engines.
+      out=$(ip netns exec "$LB" python3 "$RVS_ROOT/tests/bench/nlbatch.py" $eng "$BATCH_SVCS") ||
+        fail "nlbatch.py: $out"
+      val ctl-batch "$out" s
       t2=$(ms)
-      nsvc=$(grep -c '^TCP' "$TEST_TMP/list") ndst=$(grep -c -- '^  -> [0-9]' "$TEST_TMP/list")
-      log "$ADM: $nops operations in $((t1 - t0)) ms; listing: $nsvc services, $ndst real servers in $((t2 - t1)) ms"
-      [ "$nsvc" = "$SVCS" ] && [ "$ndst" = $((SVCS * 10)) ] ||
-        fail "listing shows $nsvc services and $ndst real servers, expected $SVCS and $((SVCS * 10))"
-      val ctl-add-svcs "$(awk -v a=$t0 -v b=$t1 'BEGIN {printf "%.3f", (b - a) / 1000}')" s
-      val ctl-list "$(awk -v a=$t1 -v b=$t2 'BEGIN {printf "%.3f", (b - a) / 1000}')" s
-      if [ "${ADM##*/}" = ipvsadm ]; then
-        ip netns exec "$LB" ipvsadm -S -n >"$TEST_TMP/rules" || fail "ipvsadm -S"
-        ip netns exec "$LB" ipvsadm -C
-        t3=$(ms)
-        ip netns exec "$LB" ipvsadm -R <"$TEST_TMP/rules" || fail "ipvsadm -R"
-        t4=$(ms)
-        val ctl-restore "$(awk -v a=$t3 -v b=$t4 'BEGIN {printf "%.3f", (b - a) / 1000}')" s
+      ip netns exec "$LB" "$ADM" -L -n >"$TEST_TMP/list" || fail "$ADM -L -n failed"
+      t3=$(ms)
+      check_list "$TEST_TMP/list" "$BATCH_SVCS"
+      val ctl-list "$(secs $t2 $t3)" s
+      t4=$(ms)
+      ip netns exec "$LB" "$ADM" -C || fail "$ADM -C failed"
+      t5=$(ms)
+      val ctl-flush "$(secs $t4 $t5)" s
+      # Restore (-R) of the same rules, if this admin tool has it.
+      if ip netns exec "$LB" "$ADM" -R </dev/null >/dev/null 2>&1; then
+        t6=$(ms)
+        ip netns exec "$LB" "$ADM" -R <"$TEST_TMP/rules" || fail "$ADM -R"
+        t7=$(ms)
+        ip netns exec "$LB" "$ADM" -L -n >"$TEST_TMP/list" || fail "$ADM -L -n failed"
+        check_list "$TEST_TMP/list" "$BATCH_SVCS"
+        val ctl-restore "$(secs $t6 $t7)" s
+        ip netns exec "$LB" "$ADM" -C
       else
-        val ctl-restore NA s   # rvsadm has no -R yet
+        val ctl-restore NA s
       fi
-      ip netns exec "$LB" "$ADM" -C
+      log "$ADM: $BATCH_SVCS services x 10: batch ${out} s, list $(secs $t2 $t3) s, flush $(secs $t4 $t5) s"
       case $ADM in /*) rm -f "$ADM" ;; esac ;;
     *) fail "unknown scenario $scen" ;;
   esac
@@ -216,9 +382,10 @@ engine_down() {
 rvs_loaded && { rmmod rvs || exit 1; }
 ipvs_loaded && { modprobe -r $ipvs_mods || exit 1; }
 
-echo "# rvs bench: rounds=$ROUNDS secs=$SECS svcs=$SVCS cpus=$(nproc) kernel=$(uname -r)" >&2
+echo "# rvs bench: rounds=$ROUNDS secs=$SECS svcs=$SVCS batch_svcs=$BATCH_SVCS pkts=$PKTS conns=$CONNS cpus=$(nproc) kernel=$(uname -r)" >&2
 echo "# scenarios: $SCENARIOS" >&2
-printf 'RVSBENCH_META\trounds=%s\tsecs=%s\tsvcs=%s\tcpus=%s\tkernel=%s\n' "$ROUNDS" "$SECS" "$SVCS" "$(nproc)" "$(uname -r)"
+printf 'RVSBENCH_META\trounds=%s\tsecs=%s\tsvcs=%s\tbatch_svcs=%s\tpkts=%s\tconns=%s\tcpus=%s\tkernel=%s\tloadavg=%s\n' \
+  "$ROUNDS" "$SECS" "$SVCS" "$BATCH_SVCS" "$PKTS" "$CONNS" "$(nproc)" "$(uname -r)" "$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' /)"
 status=0
 errf=$(mktemp -p "${RVS_SCRATCH:-/tmp}" rvs-bench-err.XXXXXX) || errf=/dev/null
 for scen in $SCENARIOS; do

@@ -1,11 +1,15 @@
 #!/bin/bash
-# Profiles the director during the nat-tcp-1 benchmark scenario (guest side):
-#   qemu/run --no-module -- tests/bench/profile.sh [rvs|ipvs] [SECS]
-# Loads the engine, builds the NAT topology, runs iperf3 (1 stream) through
-# the VIP while `perf record -a -e cpu-clock` samples every CPU, and prints
-# the top kernel symbols (perf report --sort sym).
+# Profiles the director during a benchmark scenario (guest side):
+#   qemu/run --no-module -- tests/bench/profile.sh [rvs|ipvs] [SECS] [nat-tcp-1|udp-nat]
+# Loads the engine, builds the NAT topology, runs the load (iperf3 1 stream,
+# or connrate's 18-byte UDP flood from 4 sockets) through the VIP while
+# `perf record -a -e cpu-clock` samples every CPU, and prints the top kernel
+# symbols (perf report --sort sym), the engine module's own symbols and the
+# share of each module. rvs.ko is offered to perf through --symfs so its
+# symbols have names.
 . "$(dirname "$0")/../lib.sh"
-eng=${1:-rvs} secs=${2:-5}
+eng=${1:-rvs} secs=${2:-5} scen=${3:-nat-tcp-1}
+CONNRATE=$RVS_ROOT/tests/bench/connrate/target/release/connrate
 command -v perf >/dev/null || skip "perf not installed"
 grep -q '^rvs ' /proc/modules && rmmod rvs
 grep -q '^ip_vs ' /proc/modules && modprobe -r ip_vs_rr ip_vs
@@ -13,21 +17,38 @@ if [ "$eng" = rvs ]; then insmod "$RVS_ROOT/rvs.ko" || fail insmod; ADM=rvsadm
 else modprobe ip_vs && modprobe ip_vs_rr || fail modprobe; ADM=ipvsadm; fi
 mk_test_tmp
 export TMPDIR=$TEST_TMP
+# perf finds module objects under <symfs>/lib/modules/<release>/.
+symfs=$TEST_TMP/symfs
+mkdir -p "$symfs/lib/modules/$(uname -r)/extra"
+cp "$RVS_ROOT/rvs.ko" "$symfs/lib/modules/$(uname -r)/extra/"
+for m in $(modinfo -n ip_vs ip_vs_rr 2>/dev/null); do cp "$m" "$symfs/lib/modules/$(uname -r)/extra/" 2>/dev/null; done
 topo_nat prof 1
-adm_ok "$LB" -A -t $VIP:5201 -s rr
-adm_ok "$LB" -a -t $VIP:5201 -r ${RIP[1]}:5201 -m -w 1
-ip netns exec "${RS[1]}" iperf3 -s -1 -p 5201 >/dev/null 2>&1 </dev/null &
-bg_track $!
-wait_listen "${RS[1]}" tcp 5201
-perf record -q -a -e cpu-clock -o "$TEST_TMP/perf.data" -- \
-  ip netns exec "$CL" iperf3 -c $VIP -p 5201 -t "$secs" -P 1 2>&1 | grep -E 'sender|receiver'
-echo "== $eng: top symbols (all CPUs, cpu-clock samples)"
-perf report -i "$TEST_TMP/perf.data" --stdio --sort sym 2>/dev/null | grep -v '^#' | grep -v '^$' | head -45
+case $scen in
+  nat-tcp-1)
+    adm_ok "$LB" -A -t $VIP:5201 -s rr
+    adm_ok "$LB" -a -t $VIP:5201 -r ${RIP[1]}:5201 -m -w 1
+    ip netns exec "${RS[1]}" iperf3 -s -1 -p 5201 >/dev/null 2>&1 </dev/null &
+    bg_track $!
+    wait_listen "${RS[1]}" tcp 5201
+    load() { ip netns exec "$CL" iperf3 -c $VIP -p 5201 -t "$secs" -P 1 2>&1 | grep -E 'sender|receiver'; } ;;
+  udp-nat)
+    adm_ok "$LB" -A -u $VIP:9000 -s rr
+    adm_ok "$LB" -a -u $VIP:9000 -r ${RIP[1]}:9000 -m -w 1
+    ip netns exec "${RS[1]}" "$CONNRATE" udp-sink 9000 -t "$secs" >"$TEST_TMP/sink" 2>&1 </dev/null &
+    bg_track $!
+    wait_listen "${RS[1]}" udp 9000
+    load() { ip netns exec "$CL" "$CONNRATE" udp-flood $VIP:9000 -c 4 -t $((secs + 1)) -l 18; sleep 1; cat "$TEST_TMP/sink"; } ;;
+  *) fail "unknown scenario $scen" ;;
+esac
+perf record -q -a -e cpu-clock -o "$TEST_TMP/perf.data" -- bash -c "$(declare -f load); $(declare -p VIP CL TEST_TMP CONNRATE secs); load"
+rep() { perf report -i "$TEST_TMP/perf.data" --symfs "$symfs" --kallsyms /proc/kallsyms --stdio "$@" 2>/dev/null | grep -v '^#' | grep -v '^$'; }
+echo "== $eng $scen: top symbols (all CPUs, cpu-clock samples)"
+rep --sort sym | head -40
 mod=$([ "$eng" = rvs ] && echo rvs || echo ip_vs)
-echo "== $eng: symbols inside [$mod] (percent of all samples)"
-perf report -i "$TEST_TMP/perf.data" --stdio --dsos "[$mod]" --sort sym 2>/dev/null | grep -v '^#' | grep -v '^$' | head -15
-echo "== $eng: by module/dso"
-perf report -i "$TEST_TMP/perf.data" --stdio --sort dso 2>/dev/null | grep -v '^#' | grep -v '^$' | head -12
+echo "== $eng $scen: symbols inside [$mod] (percent of all samples)"
+rep --dsos "[$mod]" --sort sym | head -25
+echo "== $eng $scen: by module/dso"
+rep --sort dso | head -12
 kill_ns_procs
 [ "$eng" = rvs ] && { "$ADM" -C; } || ipvsadm -C
 cleanup_ns

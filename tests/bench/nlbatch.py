@@ -1,0 +1,40 @@
+#!/usr/bin/env python3
+"""Control-plane batch loader for the benchmark: adds N TCP services with
+10 NAT real servers each over ONE generic netlink socket, one request (and
+ACK) per operation, to the kernel's IPVS (family "IPVS") or to rvs ("RVS").
+Both families share IPVS's message and attribute numbers, so the same bytes
+go to both engines and only the kernel side differs. Prints the seconds.
+
+usage: nlbatch.py ipvs|rvs NSVCS
+The services are 10.100.x.y:80 (x.y from the service index), real servers
+172.16.(i % 250).1-10:80, as tests/bench/in-vm.sh's per-call loop makes them.
+"""
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "py"))
+import rvsnl  # noqa: E402
+
+
+def main():
+    eng, n = sys.argv[1], int(sys.argv[2])
+    g = rvsnl.Genl(b"IPVS" if eng == "ipvs" else b"RVS")
+    t0 = time.monotonic()
+    for i in range(n):
+        a = "10.%d.%d.%d" % (100 + i // 65536, i // 256 % 256, i % 256)
+        s = rvsnl.svc(proto=6, addr=a, port=80, sched=b"rr\0")
+        err, msg, _ = g.rvs("RVS_CMD_NEW_SERVICE", s)
+        if err:
+            sys.exit("nlbatch: add service %s: errno %d %s" % (a, err, msg))
+        key = rvsnl.svc(proto=6, addr=a, port=80, sched=None, flags=False)
+        for j in range(1, 11):
+            d = rvsnl.dest(addr="172.16.%d.%d" % (i % 250, j), port=80, fwd=0, weight=1)
+            err, msg, _ = g.rvs("RVS_CMD_NEW_DEST", key, d)
+            if err:
+                sys.exit("nlbatch: add real server to %s: errno %d %s" % (a, err, msg))
+    print("%.3f" % (time.monotonic() - t0))
+
+
+if __name__ == "__main__":
+    main()

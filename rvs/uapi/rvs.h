@@ -165,6 +165,12 @@ enum rvs_info_attr {
 	RVS_INFO_ATTR_UNSPEC = 0,
 	RVS_INFO_ATTR_VERSION,		/* 1: u32 */
 	RVS_INFO_ATTR_CONN_TAB_SIZE,	/* 2: u32 */
+	/* rvs additions, after IPVS's numbers */
+	RVS_INFO_ATTR_CONN_COUNT,	/* 3: u32 entries in the connection table */
+	RVS_INFO_ATTR_CONN_MEMORY,	/* 4: u64 bytes held by the connection table */
+	RVS_INFO_ATTR_CONN_REFUSED,	/* 5: u64 new connections refused (table full, no memory) */
+	RVS_INFO_ATTR_CONN_EVICTED,	/* 6: u64 embryonic entries evicted (drop_entry) */
+	RVS_INFO_ATTR_PAD,		/* 7: padding for the u64 attributes */
 	__RVS_INFO_ATTR_MAX,
 };
 #define RVS_INFO_ATTR_MAX (__RVS_INFO_ATTR_MAX - 1)

@@ -577,19 +577,25 @@ impl ConnTable {
 
     /// Evicts the embryonic entry idle longest among the
     /// `EVICT_SCAN_BUCKETS` buckets that share `bucket`'s stripe lock,
-    /// starting at `bucket`. The caller holds that lock. Returns whether one
-    /// went.
+    /// starting at `bucket` (stopping early after `EVICT_SCAN_ENTRIES`
+    /// entries once there is a candidate). The caller holds that lock.
+    /// Returns whether one went.
     fn evict_one_locked(&self, bucket: usize) -> bool {
         let now = jiffies();
         let n = self.buckets.len();
         let mut victim: Option<(usize, *const Conn, u32)> = None;
+        let mut seen = 0usize;
         let mut b = bucket;
         for _ in 0..defense::EVICT_SCAN_BUCKETS {
+            if seen >= defense::EVICT_SCAN_ENTRIES && victim.is_some() {
+                break;
+            }
             let mut p = self
                 .buckets
                 .get(b)
                 .map_or(ptr::null_mut(), |h| h.load(Ordering::Relaxed));
             while !p.is_null() {
+                seen += 1;
                 // SAFETY: under the stripe lock of `b` (the caller's), entries
                 // in the chain are live and only lock holders unlink them.
                 let c = unsafe { &*p };

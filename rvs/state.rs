@@ -122,9 +122,9 @@ impl NetState {
     /// The flood settings (`conn_max`, `drop_entry`, `secure_tcp`) now.
     pub(crate) fn limits(&self) -> Limits {
         Limits {
-            max: crate::rvs_core::defense::CONN_MAX_DEFAULT,
-            drop_entry: 0,
-            secure_tcp: 0,
+            max: self.setting(Setting::ConnMax),
+            drop_entry: self.setting(Setting::DropEntry),
+            secure_tcp: self.setting(Setting::SecureTcp),
         }
     }
 

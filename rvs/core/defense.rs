@@ -41,8 +41,12 @@ pub const SECURE_TCP_MAX: u32 = 60;
 /// evicts it, so a handshake in progress (one round trip) is never cut.
 pub const DROP_MIN_IDLE_SECS: u32 = 1;
 /// How many buckets sharing the new entry's lock stripe an insert into a
-/// full table searches for an embryonic entry to evict.
-pub const EVICT_SCAN_BUCKETS: usize = 16;
+/// full table searches for an embryonic entry to evict (1024 is a whole
+/// stripe of the 65536-bucket table, so a sparse table still finds one).
+pub const EVICT_SCAN_BUCKETS: usize = 1024;
+/// ... and stops scanning once it has looked at this many entries and has
+/// a candidate, which bounds the work in a crowded table.
+pub const EVICT_SCAN_ENTRIES: usize = 32;
 /// At most one "table full" warning per namespace this often, in seconds.
 pub const FULL_LOG_INTERVAL_SECS: u32 = 10;
 

@@ -339,7 +339,7 @@ struct JsonTable<'a> {
     version: String,
     conn_tab_size: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
-    connections: Option<JsonConns>,
+    conn_table: Option<JsonConns>,
     services: Vec<JsonService<'a>>,
 }
 
@@ -425,7 +425,7 @@ pub fn format_json(info: &Info, entries: &[Entry]) -> String {
     let table = JsonTable {
         version: info.version_string(),
         conn_tab_size: info.conn_tab_size,
-        connections: info.conns.map(|c| JsonConns {
+        conn_table: info.conns.map(|c| JsonConns {
             count: c.count,
             memory_bytes: c.memory,
             refused: c.refused,

@@ -16,15 +16,21 @@
 //! Entries carry an expiry time instead of a timer: lookups ignore expired
 //! entries and a periodic collector ([`ConnTable::collect`]) unlinks them and
 //! frees them after an RCU grace period.
+//!
+//! The table holds at most `conn_max` entries (a per-namespace setting): a
+//! slot is reserved before an entry is built, so the limit is exact. Flood
+//! defences (`drop_entry`, `secure_tcp`; see `rvs_core::defense`) evict or
+//! shorten *embryonic* entries, those no real client has confirmed yet.
 
 use crate::ffi;
 use crate::rcu::{lock_bh, ReadGuard};
 use crate::rvs_core::config::FwdMethod;
+use crate::rvs_core::defense;
 use crate::rvs_core::hash::{self, SipKey};
 use crate::rvs_core::proto::{self, Dir, TcpFlags, TcpState, Timeouts};
 use crate::service::{Dest, Service};
 use core::ptr;
-use core::sync::atomic::{AtomicPtr, AtomicU16, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{new_spinlock, Arc, SpinLock};
 use kernel::types::Opaque;
@@ -89,27 +95,51 @@ impl Tuple {
 }
 
 /// One connection through the director.
+///
+/// Fields are ordered so that the entry packs into 128 bytes (one kmalloc-128
+/// object, see [`ENTRY_SIZE`]).
 #[repr(C)]
 pub(crate) struct Conn {
     /// Must stay first: `free_conn` finds the entry from its `rcu_head`.
     rcu: Opaque<ffi::callback_head>,
     next: AtomicPtr<Conn>,
-    /// The connection's addresses.
-    pub(crate) tuple: Tuple,
-    /// How its packets reach the real server.
-    pub(crate) fwd: FwdMethod,
     /// The real server; kept alive by this reference after deletion.
     pub(crate) dest: Arc<Dest>,
     /// The service it was scheduled by (for its counters).
     pub(crate) svc: Arc<Service>,
-    state: AtomicU16,
     expires: AtomicU64,
     /// Bucket index, fixed at insert.
     bucket: usize,
+    /// The connection's addresses.
+    pub(crate) tuple: Tuple,
+    state: AtomicU16,
+    /// Jiffies (low 32 bits) of the client's last packet.
+    last_in: AtomicU32,
+    /// How its packets reach the real server.
+    pub(crate) fwd: FwdMethod,
     /// A persistence template (`-p`): binds a client (masked by `-M`) to
     /// a real server; carries no traffic and counts as a persistent
     /// connection, not an active or inactive one.
     pub(crate) template: bool,
+    /// Packets seen from the client, saturating at 255.
+    in_pkts: AtomicU8,
+}
+
+/// Size of one entry in bytes (memory accounting).
+pub(crate) const ENTRY_SIZE: usize = core::mem::size_of::<Conn>();
+// An entry is one kmalloc-128 object; keep it so when adding fields.
+const _: () = assert!(ENTRY_SIZE <= 128);
+
+/// The flood-related settings an insert and the collector obey.
+#[derive(Clone, Copy)]
+pub(crate) struct Limits {
+    /// Most entries the table may hold (`conn_max`).
+    pub(crate) max: u32,
+    /// `drop_entry`: percent of `max` above which embryonic entries are
+    /// evicted; 0 = off.
+    pub(crate) drop_entry: u32,
+    /// `secure_tcp`: lifetime in seconds of embryonic TCP entries; 0 = off.
+    pub(crate) secure_tcp: u32,
 }
 
 impl Conn {
@@ -121,7 +151,23 @@ impl Conn {
     /// Advances the state machine for a packet in direction `dir` and
     /// refreshes the expiry, keeping the server's active/inactive counts in
     /// step. Lock-free: concurrent packets of one connection race on a CAS.
-    pub(crate) fn update(&self, dir: Dir, flags: Option<TcpFlags>, timeouts: &Timeouts) {
+    /// `secure_tcp` (seconds, 0 = off) caps embryonic TCP entries and stops
+    /// the server's packets from extending them.
+    pub(crate) fn update(
+        &self,
+        dir: Dir,
+        flags: Option<TcpFlags>,
+        timeouts: &Timeouts,
+        secure_tcp: u32,
+    ) {
+        if dir != Dir::Output {
+            self.last_in.store(jiffies() as u32, Ordering::Relaxed);
+            let n = self.in_pkts.load(Ordering::Relaxed);
+            if n < u8::MAX {
+                // Racy by design: only "one packet or more" matters.
+                self.in_pkts.store(n + 1, Ordering::Relaxed);
+            }
+        }
         let timeout = match flags {
             None => timeouts.udp,
             Some(f) => {
@@ -142,7 +188,10 @@ impl Conn {
                         Err(seen) => old = seen,
                     }
                 };
-                timeouts.timeout_for(new)
+                if !defense::refreshes(dir, new, secure_tcp) {
+                    return;
+                }
+                defense::tcp_timeout(timeouts, new, secure_tcp)
             }
         };
         self.expires.store(
@@ -207,6 +256,22 @@ impl Conn {
     fn is_expired(&self, now: u64) -> bool {
         expired(self.expires.load(Ordering::Relaxed), now)
     }
+
+    /// Whether nothing proves a real client is behind this entry yet (see
+    /// `rvs_core::defense`). Templates never are.
+    fn is_embryonic(&self) -> bool {
+        !self.template
+            && defense::is_embryonic(
+                self.tuple.protocol == crate::rvs_core::packet::IPPROTO_TCP,
+                self.state(),
+                self.in_pkts.load(Ordering::Relaxed),
+            )
+    }
+
+    /// Jiffies since the client's last packet.
+    fn idle(&self, now: u64) -> u32 {
+        (now as u32).wrapping_sub(self.last_in.load(Ordering::Relaxed))
+    }
 }
 
 fn dec_saturating(a: &AtomicU32) {
@@ -220,7 +285,12 @@ pub(crate) struct ConnTable {
     bits: u32,
     key: SipKey,
     count: AtomicU32,
-    max: u32,
+    /// New connections refused because the table was full or memory short.
+    refused: AtomicU64,
+    /// Embryonic entries evicted by `drop_entry`.
+    evicted: AtomicU64,
+    /// Jiffies of the last "table full" warning (0 = never).
+    last_full_log: AtomicU64,
 }
 
 // SAFETY: entries are only freed after an RCU grace period (see `unlink`),
@@ -230,8 +300,8 @@ unsafe impl Send for ConnTable {}
 unsafe impl Sync for ConnTable {}
 
 impl ConnTable {
-    /// A table of `1 << bits` buckets holding at most `max` entries.
-    pub(crate) fn new(bits: u32, max: u32) -> Result<Self> {
+    /// A table of `1 << bits` buckets.
+    pub(crate) fn new(bits: u32) -> Result<Self> {
         let n = 1usize << bits;
         // 2^16 pointers is 512 KiB: kvmalloc, so it need not be contiguous.
         let mut buckets = KVVec::with_capacity(n, GFP_KERNEL)?;
@@ -254,8 +324,65 @@ impl ConnTable {
             bits,
             key: SipKey::from_bytes(&key),
             count: AtomicU32::new(0),
-            max,
+            refused: AtomicU64::new(0),
+            evicted: AtomicU64::new(0),
+            last_full_log: AtomicU64::new(0),
         })
+    }
+
+    /// Entries in the table now (expired ones not yet collected included).
+    pub(crate) fn count(&self) -> u32 {
+        self.count.load(Ordering::Relaxed)
+    }
+
+    /// New connections refused so far (table full, or no memory).
+    pub(crate) fn refused(&self) -> u64 {
+        self.refused.load(Ordering::Relaxed)
+    }
+
+    /// Embryonic entries evicted by `drop_entry` so far.
+    pub(crate) fn evicted(&self) -> u64 {
+        self.evicted.load(Ordering::Relaxed)
+    }
+
+    /// Bytes held by the table: bucket array plus entries.
+    pub(crate) fn memory(&self) -> u64 {
+        defense::table_bytes(self.buckets.len(), self.count(), ENTRY_SIZE)
+    }
+
+    /// Reserves room for one entry; false when `max` are there already.
+    fn reserve(&self, max: u32) -> bool {
+        self.count
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
+                (c < max).then_some(c.wrapping_add(1))
+            })
+            .is_ok()
+    }
+
+    fn release(&self) {
+        dec_saturating(&self.count);
+    }
+
+    /// Counts a refused connection and warns, at most once per
+    /// `defense::FULL_LOG_INTERVAL_SECS` per table.
+    fn refuse(&self, max: u32) {
+        self.refused.fetch_add(1, Ordering::Relaxed);
+        let now = jiffies();
+        let last = self.last_full_log.load(Ordering::Relaxed);
+        let interval = secs_to_jiffies(defense::FULL_LOG_INTERVAL_SECS);
+        if defense::may_log(last, now, interval)
+            && self
+                .last_full_log
+                .compare_exchange(last, now.max(1), Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            pr_warn!(
+                "rvs: connection table full ({} entries, conn_max {}): new connections dropped ({} so far)\n",
+                self.count(),
+                max,
+                self.refused()
+            );
+        }
     }
 
     /// Number of buckets (reported as the table size).
@@ -354,8 +481,10 @@ impl ConnTable {
 
     /// Inserts a new connection to `dest`, or returns the one another CPU
     /// inserted for the same request first. `None` when the table is full
-    /// or memory is short (the packet is then dropped). `template`: a
-    /// persistence template living `expire_secs`.
+    /// or memory is short (the packet is then dropped and counted). With
+    /// `drop_entry` on, a full table first evicts an embryonic entry near
+    /// the new one's bucket. `template`: a persistence template living
+    /// `expire_secs`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn insert<'g>(
         &'g self,
@@ -366,12 +495,15 @@ impl ConnTable {
         svc: Arc<Service>,
         template: bool,
         expire_secs: u32,
+        limits: Limits,
     ) -> Option<&'g Conn> {
-        if self.count.load(Ordering::Relaxed) >= self.max {
+        let bucket = self.bucket_of(tuple.protocol, &tuple.caddr, tuple.cport);
+        let mut reserved = self.reserve(limits.max);
+        if !reserved && limits.drop_entry == 0 {
+            self.refuse(limits.max);
             return None;
         }
-        let bucket = self.bucket_of(tuple.protocol, &tuple.caddr, tuple.cport);
-        let conn = KBox::new(
+        let Ok(conn) = KBox::new(
             Conn {
                 rcu: Opaque::uninit(),
                 next: AtomicPtr::new(ptr::null_mut()),
@@ -380,15 +512,26 @@ impl ConnTable {
                 dest,
                 svc,
                 state: AtomicU16::new(TcpState::None.to_u16()),
+                last_in: AtomicU32::new(jiffies() as u32),
                 expires: AtomicU64::new(jiffies().wrapping_add(secs_to_jiffies(expire_secs))),
                 bucket,
                 template,
+                in_pkts: AtomicU8::new(0),
             },
             GFP_ATOMIC,
-        )
-        .ok()?;
-        let head = self.buckets.get(bucket)?;
-        let lock = self.lock(bucket)?;
+        ) else {
+            if reserved {
+                self.release();
+            }
+            self.refuse(limits.max);
+            return None;
+        };
+        let (Some(head), Some(lock)) = (self.buckets.get(bucket), self.lock(bucket)) else {
+            if reserved {
+                self.release();
+            }
+            return None;
+        };
         let _guard = lock_bh(lock);
         let t = &tuple;
         if let Some(existing) = self.walk(g, bucket, |c| {
@@ -396,7 +539,19 @@ impl ConnTable {
                 && c.tuple
                     .same_request(t.protocol, &t.caddr, t.cport, &t.vaddr, t.vport)
         }) {
+            if reserved {
+                self.release();
+            }
             return Some(existing);
+        }
+        if !reserved {
+            // Full, drop_entry on: make room by evicting an embryonic entry
+            // from the buckets sharing this lock.
+            reserved = self.evict_one_locked(bucket) && self.reserve(limits.max);
+            if !reserved {
+                self.refuse(limits.max);
+                return None;
+            }
         }
         // A new connection starts inactive (state NONE).
         conn.counter().fetch_add(1, Ordering::Relaxed);
@@ -405,7 +560,6 @@ impl ConnTable {
         let raw = KBox::into_raw(conn);
         // Publish: readers that load the new head see a fully built entry.
         head.store(raw, Ordering::Release);
-        self.count.fetch_add(1, Ordering::Relaxed);
         // SAFETY: just published; freed only after a grace period that the
         // caller's read-side section (`g`) delays.
         Some(unsafe { &*raw })
@@ -413,12 +567,63 @@ impl ConnTable {
 
     /// Unlinks and frees (after a grace period) every entry of one bucket
     /// for which `doomed` holds. Returns how many went.
-    fn sweep_bucket(&self, bucket: usize, mut doomed: impl FnMut(&Conn) -> bool) -> u32 {
-        let (Some(head), Some(lock)) = (self.buckets.get(bucket), self.lock(bucket)) else {
+    fn sweep_bucket(&self, bucket: usize, doomed: impl FnMut(&Conn) -> bool) -> u32 {
+        let Some(lock) = self.lock(bucket) else {
+            return 0;
+        };
+        let _guard = lock_bh(lock);
+        self.sweep_bucket_locked(bucket, doomed)
+    }
+
+    /// Evicts the embryonic entry idle longest among the
+    /// `EVICT_SCAN_BUCKETS` buckets that share `bucket`'s stripe lock,
+    /// starting at `bucket` (stopping early after `EVICT_SCAN_ENTRIES`
+    /// entries once there is a candidate). The caller holds that lock.
+    /// Returns whether one went.
+    fn evict_one_locked(&self, bucket: usize) -> bool {
+        let now = jiffies();
+        let n = self.buckets.len();
+        let mut victim: Option<(usize, *const Conn, u32)> = None;
+        let mut seen = 0usize;
+        let mut b = bucket;
+        for _ in 0..defense::EVICT_SCAN_BUCKETS {
+            if seen >= defense::EVICT_SCAN_ENTRIES && victim.is_some() {
+                break;
+            }
+            let mut p = self
+                .buckets
+                .get(b)
+                .map_or(ptr::null_mut(), |h| h.load(Ordering::Relaxed));
+            while !p.is_null() {
+                seen += 1;
+                // SAFETY: under the stripe lock of `b` (the caller's), entries
+                // in the chain are live and only lock holders unlink them.
+                let c = unsafe { &*p };
+                if c.is_embryonic() {
+                    let idle = c.idle(now);
+                    if victim.map_or(true, |(_, _, best)| idle >= best) {
+                        victim = Some((b, p.cast_const(), idle));
+                    }
+                }
+                p = c.next.load(Ordering::Relaxed);
+            }
+            // Same stripe: bucket indices congruent modulo LOCK_STRIPES.
+            b = (b + LOCK_STRIPES) % n.max(1);
+        }
+        let Some((vb, vp, _)) = victim else {
+            return false;
+        };
+        let gone = self.sweep_bucket_locked(vb, |c| ptr::eq(c, vp));
+        self.evicted.fetch_add(u64::from(gone), Ordering::Relaxed);
+        gone > 0
+    }
+
+    /// [`Self::sweep_bucket`] with the bucket's stripe lock already held.
+    fn sweep_bucket_locked(&self, bucket: usize, mut doomed: impl FnMut(&Conn) -> bool) -> u32 {
+        let Some(head) = self.buckets.get(bucket) else {
             return 0;
         };
         let mut removed = 0;
-        let _guard = lock_bh(lock);
         let mut link: &AtomicPtr<Conn> = head;
         loop {
             let p = link.load(Ordering::Relaxed);
@@ -445,17 +650,31 @@ impl ConnTable {
     }
 
     /// Removes expired entries from every bucket; called periodically from
-    /// process context. Returns how many went.
-    pub(crate) fn collect(&self) -> u32 {
+    /// process context. When the table is fuller than `drop_entry` percent
+    /// of `max`, also evicts embryonic entries idle for
+    /// `defense::DROP_MIN_IDLE_SECS` or more. Returns how many went
+    /// (expired and evicted together).
+    pub(crate) fn collect(&self, limits: Limits) -> u32 {
         let now = jiffies();
+        let dropping = defense::above_threshold(self.count(), limits.max, limits.drop_entry);
+        let min_idle = secs_to_jiffies(defense::DROP_MIN_IDLE_SECS);
         let mut removed = 0;
+        let mut evicted = 0u64;
         for b in 0..self.buckets.len() {
-            removed += self.sweep_bucket(b, |c| c.is_expired(now));
+            removed += self.sweep_bucket(b, |c| {
+                if c.is_expired(now) {
+                    return true;
+                }
+                let drop = dropping && c.is_embryonic() && u64::from(c.idle(now)) >= min_idle;
+                evicted += u64::from(drop);
+                drop
+            });
             if b % 1024 == 1023 {
                 // SAFETY: process context, no locks held here.
                 unsafe { ffi::rvs_cond_resched() };
             }
         }
+        self.evicted.fetch_add(evicted, Ordering::Relaxed);
         removed
     }
 

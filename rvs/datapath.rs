@@ -178,7 +178,9 @@ fn request(
                 random: unsafe { crate::ffi::get_random_u32() },
             };
             let dest = match svc.persistence() {
-                Some((timeout, mask)) => persistent_dest(conns, g, svc, &flow, timeout, mask),
+                Some((timeout, mask)) => {
+                    persistent_dest(conns, g, svc, &flow, timeout, mask, ns.limits())
+                }
                 None => svc.schedule(g, &flow),
             };
             let Some(dest) = dest else {
@@ -196,7 +198,7 @@ fn request(
             };
             let fwd = dest.fwd();
             new_conn = true;
-            match conns.insert(g, tuple, fwd, dest, svc.clone(), false, 2) {
+            match conns.insert(g, tuple, fwd, dest, svc.clone(), false, 2, ns.limits()) {
                 Some(c) => c,
                 None => return Verdict::Drop,
             }
@@ -207,7 +209,7 @@ fn request(
     } else {
         Dir::InputOnly
     };
-    conn.update(dir, pkt.tcp, ns.timeouts.get(g));
+    conn.update(dir, pkt.tcp, ns.timeouts.get(g), ns.limits().secure_tcp);
     let len = skb.len();
     conn.dest.stats.count_in(len, new_conn);
     conn.svc.stats.count_in(len, new_conn);
@@ -227,6 +229,7 @@ fn persistent_dest(
     flow: &Flow,
     timeout: u32,
     mask: [u8; 4],
+    limits: crate::conn::Limits,
 ) -> Option<Arc<Dest>> {
     let (caddr, vaddr, vport) = (&flow.caddr, &flow.vaddr, flow.vport);
     let mut masked = [0u8; 16];
@@ -260,6 +263,7 @@ fn persistent_dest(
         svc.clone(),
         true,
         timeout,
+        limits,
     );
     Some(t.map_or(dest, |t| t.dest.clone()))
 }
@@ -279,7 +283,12 @@ fn reply(
     if conn.fwd != FwdMethod::Masq {
         return Verdict::Accept;
     }
-    conn.update(Dir::Output, pkt.tcp, ns.timeouts.get(g));
+    conn.update(
+        Dir::Output,
+        pkt.tcp,
+        ns.timeouts.get(g),
+        ns.limits().secure_tcp,
+    );
     conn.dest.stats.count_out(skb.len());
     conn.svc.stats.count_out(skb.len());
     let vaddr = addr4(&conn.tuple.vaddr);

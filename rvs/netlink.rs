@@ -205,6 +205,13 @@ fn get_info(req: &Request<'_>) -> Result {
     let msg = reply.msg();
     msg.put_u32(ffi::RVS_INFO_ATTR_VERSION, ffi::RVS_VERSION_CODE)?;
     msg.put_u32(ffi::RVS_INFO_ATTR_CONN_TAB_SIZE, ns.conn_tab_size())?;
+    if let Some(conns) = ns.conns() {
+        let pad = ffi::RVS_INFO_ATTR_PAD;
+        msg.put_u32(ffi::RVS_INFO_ATTR_CONN_COUNT, conns.count())?;
+        msg.put_u64(ffi::RVS_INFO_ATTR_CONN_MEMORY, conns.memory(), pad)?;
+        msg.put_u64(ffi::RVS_INFO_ATTR_CONN_REFUSED, conns.refused(), pad)?;
+        msg.put_u64(ffi::RVS_INFO_ATTR_CONN_EVICTED, conns.evicted(), pad)?;
+    }
     reply.send()
 }
 

@@ -28,6 +28,7 @@ mod xmit;
 #[allow(dead_code, unreachable_pub)]
 pub mod rvs_core {
     pub mod config;
+    pub mod defense;
     pub mod estimator;
     pub mod hash;
     pub mod mh;

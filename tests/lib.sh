@@ -193,7 +193,12 @@ wait_listen() {
 # connection / UDP datagram with "NAME\n". One python process, no fork per
 # connection (socat's fork + SYSTEM costs ~0.5 s a connection under TCG).
 # serve_name_bg does not wait for the socket (start several, then
-# wait_listen each: python starts slowly under TCG).
+# wait_listen each: python starts slowly under TCG). The TCP listen backlog
+# is $SERVE_BACKLOG (default 128); it also bounds the server's queue of
+# half-open connections, and the test kernel has no SYN cookies
+# (CONFIG_SYN_COOKIES is off), so a spoofed SYN flood larger than the
+# backlog makes the real server drop every new SYN until its half-open
+# requests time out: flood tests raise it (and net.core.somaxconn).
 serve_name() { serve_name_bg "$@"; wait_listen "$1" "$2" "$3"; }
 serve_name_bg() {
   local ns=$1 proto=$2 port=$3 name=$4
@@ -204,7 +209,7 @@ if proto == "tcp":
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind(("0.0.0.0", port))
-    s.listen(128)
+    s.listen(int(sys.argv[4]))
     while True:
         c, _ = s.accept()
         try:
@@ -218,7 +223,7 @@ else:
     while True:
         _, peer = s.recvfrom(2048)
         s.sendto(name, peer)
-' "$proto" "$port" "$name" </dev/null >/dev/null 2>&1 &
+' "$proto" "$port" "$name" "${SERVE_BACKLOG:-128}" </dev/null >/dev/null 2>&1 &
   bg_track $!
 }
 

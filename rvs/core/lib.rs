@@ -28,6 +28,7 @@
 extern crate std;
 
 pub mod config;
+pub mod defense;
 pub mod estimator;
 pub mod hash;
 pub mod mh;

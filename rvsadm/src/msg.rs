@@ -8,8 +8,8 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::types::{
-    af_of, Conn, Dest, DestKey, DestSpec, Forward, Info, Netmask, Protocol, Service, ServiceKey,
-    ServiceSpec, Stats, Timeouts, TunnelOpts,
+    af_of, Conn, ConnCounters, Dest, DestKey, DestSpec, Forward, Info, Netmask, Protocol, Service,
+    ServiceKey, ServiceSpec, Stats, Timeouts, TunnelOpts,
 };
 use crate::uapi::{self, linux};
 use rvs_core::settings::{self, SettingSpec};
@@ -479,11 +479,24 @@ pub fn parse_dest(buf: &[u8], svc_af: u16) -> Result<Dest, ParseError> {
 pub fn parse_info(attrs: &[u8]) -> Result<Info, ParseError> {
     let mut version = None;
     let mut size = 0;
+    let mut conns: Option<ConnCounters> = None;
     for a in Attrs::new(attrs) {
         let (ty, p) = a?;
         match ty {
             uapi::RVS_INFO_ATTR_VERSION => version = Some(get_u32(p, "info VERSION")?),
             uapi::RVS_INFO_ATTR_CONN_TAB_SIZE => size = get_u32(p, "info CONN_TAB_SIZE")?,
+            uapi::RVS_INFO_ATTR_CONN_COUNT => {
+                conns.get_or_insert_default().count = get_u32(p, "info CONN_COUNT")?
+            }
+            uapi::RVS_INFO_ATTR_CONN_MEMORY => {
+                conns.get_or_insert_default().memory = get_u64(p, "info CONN_MEMORY")?
+            }
+            uapi::RVS_INFO_ATTR_CONN_REFUSED => {
+                conns.get_or_insert_default().refused = get_u64(p, "info CONN_REFUSED")?
+            }
+            uapi::RVS_INFO_ATTR_CONN_EVICTED => {
+                conns.get_or_insert_default().evicted = get_u64(p, "info CONN_EVICTED")?
+            }
             _ => {}
         }
     }
@@ -491,6 +504,7 @@ pub fn parse_info(attrs: &[u8]) -> Result<Info, ParseError> {
         Some(version) => Ok(Info {
             version,
             conn_tab_size: size,
+            conns,
         }),
         None => perr("info reply without VERSION"),
     }
@@ -843,13 +857,30 @@ mod tests {
         let buf = [
             attr(1, &ne32(0x010201)),
             attr(2, &ne32(4096)),
-            attr(3, &[0; 4]),
+            attr(99, &[0; 4]),
         ]
         .concat();
         let info = parse_info(&buf).unwrap();
         assert_eq!(info.version_string(), "1.2.1");
         assert_eq!(info.conn_tab_size, 4096);
+        assert_eq!(info.conns, None, "no counters before the first service");
         assert!(parse_info(&attr(2, &ne32(1))).is_err());
+
+        let counters = [
+            attr(1, &ne32(0x010201)),
+            attr(2, &ne32(65536)),
+            attr(3, &ne32(2000)),
+            attr(4, &(1u64 << 20).to_ne_bytes()),
+            attr(5, &7u64.to_ne_bytes()),
+            attr(6, &9u64.to_ne_bytes()),
+        ]
+        .concat();
+        let c = parse_info(&counters).unwrap().conns.unwrap();
+        assert_eq!(
+            (c.count, c.memory, c.refused, c.evicted),
+            (2000, 1 << 20, 7, 9)
+        );
+        assert!(parse_info(&[attr(1, &ne32(1)), attr(5, &[1, 2])].concat()).is_err());
     }
 
     #[test]

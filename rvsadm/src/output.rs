@@ -380,7 +380,18 @@ pub fn conn_json(c: &Conn) -> String {
 struct JsonTable<'a> {
     version: String,
     conn_tab_size: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    conn_table: Option<JsonConns>,
     services: Vec<JsonService<'a>>,
+}
+
+/// The connection table's counters in the JSON listing.
+#[derive(Serialize)]
+struct JsonConns {
+    count: u32,
+    memory_bytes: u64,
+    refused: u64,
+    evicted: u64,
 }
 
 #[derive(Serialize)]
@@ -469,6 +480,12 @@ pub fn format_json(info: &Info, entries: &[Entry]) -> String {
     let table = JsonTable {
         version: info.version_string(),
         conn_tab_size: info.conn_tab_size,
+        conn_table: info.conns.map(|c| JsonConns {
+            count: c.count,
+            memory_bytes: c.memory,
+            refused: c.refused,
+            evicted: c.evicted,
+        }),
         services: entries
             .iter()
             .map(|e| {
@@ -594,6 +611,7 @@ mod tests {
         Info {
             version: 0x010201,
             conn_tab_size: 4096,
+            conns: None,
         }
     }
 

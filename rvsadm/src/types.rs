@@ -365,6 +365,22 @@ pub struct Info {
     /// Version code, e.g. 0x010201 for 1.2.1.
     pub version: u32,
     pub conn_tab_size: u32,
+    /// The connection table's counters (rvs addition; absent before the
+    /// namespace's first service).
+    pub conns: Option<ConnCounters>,
+}
+
+/// The connection table's size and flood counters (GET_INFO, rvs addition).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnCounters {
+    /// Entries in the table.
+    pub count: u32,
+    /// Bytes held by the table (bucket array and entries).
+    pub memory: u64,
+    /// New connections refused: table at `conn_max`, or no memory.
+    pub refused: u64,
+    /// Embryonic entries evicted by `drop_entry`.
+    pub evicted: u64,
 }
 
 impl Info {

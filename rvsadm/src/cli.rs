@@ -175,6 +175,8 @@ Options:
   -g, --gatewaying                forward by direct routing (default)
   -i, --ipip                      forward by IP-in-IP tunnelling
   -m, --masquerading              forward by NAT (allows port mapping)
+      --tun-type ipip             with -i: the tunnel type (only ipip, the
+                                  default; accepted as ipvsadm -S writes it)
   -w, --weight WEIGHT             weight 0-65535 (default 1; 0 quiesces)
   -x, --u-threshold N             upper connection threshold (0 = none)
   -y, --l-threshold N             lower connection threshold (0 = none)
@@ -212,6 +214,7 @@ const OPTIONS: &[(&str, &str)] = &[
     ("weight", "-w/--weight"),
     ("u-threshold", "-x/--u-threshold"),
     ("l-threshold", "-y/--l-threshold"),
+    ("tun-type", "--tun-type"),
     ("numeric", "-n/--numeric"),
     ("json", "--json"),
     ("connection", "-c/--connection"),
@@ -274,6 +277,7 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
             "weight",
             "u-threshold",
             "l-threshold",
+            "tun-type",
         ],
     ),
     (
@@ -290,6 +294,7 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
             "weight",
             "u-threshold",
             "l-threshold",
+            "tun-type",
         ],
     ),
     (
@@ -388,6 +393,10 @@ fn clap_command() -> clap::Command {
             value("weight", 'w', "weight", "WEIGHT"),
             value("u-threshold", 'x', "u-threshold", "N"),
             value("l-threshold", 'y', "l-threshold", "N"),
+            Arg::new("tun-type")
+                .long("tun-type")
+                .value_name("TYPE")
+                .num_args(1),
             flag("numeric", 'n', "numeric"),
             Arg::new("json").long("json").action(ArgAction::SetTrue),
             flag("connection", 'c', "connection").alias("connections"),
@@ -637,6 +646,16 @@ fn dest_key(m: &ArgMatches, svc: &ServiceKey, cmd_name: &str) -> Result<DestKey,
 fn dest_spec(m: &ArgMatches, svc: &ServiceKey, cmd_name: &str) -> Result<DestSpec, UsageError> {
     let key = dest_key(m, svc, cmd_name)?;
     let forward = forward_of(m);
+    // ipvsadm -S writes "--tun-type ipip" for tunnelled servers; IP-in-IP
+    // is the only tunnel rvs has.
+    if let Some(t) = string_of(m, "tun-type") {
+        if forward != Forward::Tunnel {
+            return usage("--tun-type needs tunnelling (-i)");
+        }
+        if t != "ipip" {
+            return usage(format!("tunnel type '{t}' is not supported (only ipip)"));
+        }
+    }
     // A firewall-mark service has no port: a server port of 0 keeps the
     // packet's, any other is used as given (as ipvsadm).
     if svc.fwmark == 0 && forward != Forward::Masq && key.port != svc.port {
@@ -1108,6 +1127,12 @@ mod tests {
             "--stats",
             "--rate",
             "--exact",
+            "--fwmark-service",
+            "--sched-flags",
+            "--ops",
+            "--save",
+            "--restore",
+            "--tun-type",
             "--version",
             "--help",
             "not resolved",
@@ -1255,6 +1280,30 @@ mod tests {
         assert_eq!(run(&["-S", "-n"]).unwrap(), Command::Save);
         assert_eq!(run(&["--save"]).unwrap(), Command::Save);
         assert_eq!(run(&["-R"]).unwrap(), Command::Restore);
+        assert_eq!(
+            run(&[
+                "-a",
+                "-u",
+                "10.0.0.1:53",
+                "-r",
+                "10.0.1.3:53",
+                "-i",
+                "-w",
+                "2",
+                "--tun-type",
+                "ipip"
+            ]),
+            run(&[
+                "-a",
+                "-u",
+                "10.0.0.1:53",
+                "-r",
+                "10.0.1.3:53",
+                "-i",
+                "-w",
+                "2"
+            ])
+        );
         for (args, want) in [
             (&["-A", "-f", "0"][..], "invalid fwmark value '0' (expected a number 1-4294967295)"),
             (&["-A", "-f", "x"], "invalid fwmark value 'x'"),
@@ -1269,6 +1318,8 @@ mod tests {
             (&["-R", "-n"], "option -n/--numeric is not allowed with -R/--restore"),
             (&["-S", "-R"], "cannot be used with"),
             (&["-L", "-c", "-f", "3"], "option -f/--fwmark-service is not allowed with -L -c/--connection"),
+            (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-m", "--tun-type", "ipip"], "--tun-type needs tunnelling (-i)"),
+            (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-i", "--tun-type", "gue"], "tunnel type 'gue' is not supported (only ipip)"),
         ] {
             let got = err(args);
             assert!(got.contains(want), "args {args:?}: got {got:?}, want {want:?}");

@@ -160,6 +160,7 @@ pub fn format_rules(entries: &[Entry]) -> String {
         }
         out.push('\n');
         for d in &e.dests {
+            // ipvsadm 1.31 names the tunnel type of -i servers.
             let fwd = match d.forward {
                 Forward::Masq => "-m",
                 Forward::Tunnel => "-i",
@@ -170,6 +171,9 @@ pub fn format_rules(entries: &[Entry]) -> String {
                 fmt_addr_port(&d.addr, d.port),
                 d.weight
             ));
+            if d.forward == Forward::Tunnel {
+                out.push_str(" --tun-type ipip");
+            }
             if d.upper_threshold != 0 {
                 out.push_str(&format!(" -x {}", d.upper_threshold));
             }
@@ -640,7 +644,7 @@ TCP  10.0.0.1:80 rr\n\
              -A -t 10.0.0.2:443 -s sh -p 600 -M 255.255.255.0 -b sh-fallback,sh-port\n\
              -a -t 10.0.0.2:443 -r 10.0.1.3:443 -g -w 0\n\
              -A -u 10.0.0.3:53 -s rr -o\n\
-             -a -u 10.0.0.3:53 -r 10.0.1.4:53 -i -w 5\n\
+             -a -u 10.0.0.3:53 -r 10.0.1.4:53 -i -w 5 --tun-type ipip\n\
              -A -f 1 -s mh -b mh-port,flag-3\n\
              -a -f 1 -r 10.0.1.5:0 -g -w 1\n"
         );

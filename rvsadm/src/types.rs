@@ -37,6 +37,8 @@ impl Protocol {
         match self {
             Protocol::Tcp => "TCP".to_string(),
             Protocol::Udp => "UDP".to_string(),
+            // Persistence templates of firewall-mark services (IPPROTO_IP).
+            Protocol::Other(0) => "IP".to_string(),
             Protocol::Other(n) => format!("P{n}"),
         }
     }

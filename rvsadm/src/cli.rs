@@ -17,6 +17,7 @@ use crate::types::{
     DEFAULT_PERSISTENT_TIMEOUT, DEFAULT_SCHEDULER, SCHED_FLAG_NAMES,
 };
 use crate::uapi;
+use rvs_core::settings;
 
 /// Longest persistence timeout accepted by `-p` (31 days, in seconds).
 pub const MAX_PERSISTENT_TIMEOUT: u32 = 31 * 86400;
@@ -39,6 +40,9 @@ pub enum Command {
     Zero(Option<ServiceKey>),
     /// `--set TCP TCPFIN UDP`.
     SetTimeouts(Timeouts),
+    /// `--set-option NAME=VALUE ...`: (netlink attribute, value) pairs,
+    /// validated against `rvs_core::settings`.
+    SetOptions(Vec<(u16, u32)>),
     List(ListOptions),
     /// `-S`: print the rules in ipvsadm's save form.
     Save,
@@ -67,6 +71,8 @@ pub enum ListMode {
     Timeout,
     /// The connection table (`-L -c`).
     Connections,
+    /// The runtime settings (`-L --options`).
+    Options,
 }
 
 /// Options of `-L`.
@@ -124,6 +130,8 @@ Usage:
   rvsadm -L|-l -c|--timeout [-n] [--json]
   rvsadm -Z [-t|-u|-f service-address]
   rvsadm --set tcp tcpfin udp
+  rvsadm --set-option name=value [--set-option name=value ...]
+  rvsadm -L|-l --options [--json]
   rvsadm -h | -V
 
 Commands (exactly one; without any, rvsadm lists the table like -L):
@@ -144,6 +152,9 @@ Commands (exactly one; without any, rvsadm lists the table like -L):
       --set TCP TCPFIN UDP
                          set the connection timeouts in seconds (TCP,
                          TCP after FIN, UDP; 0-2678400, 0 = leave unchanged)
+      --set-option NAME=VALUE
+                         change a runtime setting of this network namespace
+                         (repeatable; `-L --options` lists them, see rvsadm(8))
   -h, --help             show this help and exit
   -V, --version          show the version and exit
 
@@ -184,6 +195,7 @@ Options:
                                   numeric addresses and ports)
   -c, --connection                with -L: list the connections
       --timeout                   with -L: show the timeouts (tcp tcpfin udp)
+      --options                   with -L: show the runtime settings
       --stats                     with -L: counters (connections, packets,
                                   bytes) of services and real servers
       --rate                      with -L: rates (connections, packets,
@@ -219,13 +231,14 @@ const OPTIONS: &[(&str, &str)] = &[
     ("json", "--json"),
     ("connection", "-c/--connection"),
     ("timeout", "--timeout"),
+    ("options", "--options"),
     ("stats", "--stats"),
     ("rate", "--rate"),
     ("exact", "--exact"),
 ];
 
 /// Options of `-L` that choose what it lists (at most one).
-const LIST_MODES: &[&str] = &["connection", "timeout", "stats", "rate"];
+const LIST_MODES: &[&str] = &["connection", "timeout", "options", "stats", "rate"];
 
 /// The commands: clap id, name for messages, options allowed with it.
 const COMMANDS: &[(&str, &str, &[&str])] = &[
@@ -318,6 +331,7 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
             "json",
             "connection",
             "timeout",
+            "options",
             "stats",
             "rate",
             "exact",
@@ -329,6 +343,7 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
         &["tcp-service", "udp-service", "fwmark-service"],
     ),
     ("set", "--set", &[]),
+    ("set-option", "--set-option", &[]),
     ("save", "-S/--save", &["numeric"]),
     ("restore", "-R/--restore", &[]),
 ];
@@ -372,6 +387,11 @@ fn clap_command() -> clap::Command {
                 .value_names(["TCP", "TCPFIN", "UDP"])
                 .num_args(3)
                 .allow_hyphen_values(false),
+            Arg::new("set-option")
+                .long("set-option")
+                .value_name("NAME=VALUE")
+                .num_args(1)
+                .action(ArgAction::Append),
             flag("help", 'h', "help"),
             flag("version", 'V', "version"),
             value("tcp-service", 't', "tcp-service", "ADDR:PORT"),
@@ -402,6 +422,9 @@ fn clap_command() -> clap::Command {
             flag("connection", 'c', "connection").alias("connections"),
             Arg::new("timeout")
                 .long("timeout")
+                .action(ArgAction::SetTrue),
+            Arg::new("options")
+                .long("options")
                 .action(ArgAction::SetTrue),
             Arg::new("stats").long("stats").action(ArgAction::SetTrue),
             Arg::new("rate").long("rate").action(ArgAction::SetTrue),
@@ -498,6 +521,7 @@ where
         }
         "zero" => Command::Zero(service),
         "set" => Command::SetTimeouts(timeouts(&m)?),
+        "set-option" => Command::SetOptions(set_options(&m)?),
         "save" => Command::Save,
         "restore" => Command::Restore,
         _ => {
@@ -505,6 +529,8 @@ where
                 ListMode::Connections
             } else if m.get_flag("timeout") {
                 ListMode::Timeout
+            } else if m.get_flag("options") {
+                ListMode::Options
             } else if m.get_flag("stats") {
                 ListMode::Stats
             } else if m.get_flag("rate") {
@@ -512,12 +538,13 @@ where
             } else {
                 ListMode::Table
             };
-            if service.is_some() && matches!(mode, ListMode::Connections | ListMode::Timeout) {
-                let opt = if mode == ListMode::Connections {
-                    "-c/--connection"
-                } else {
-                    "--timeout"
-                };
+            let opt = match mode {
+                ListMode::Connections => Some("-c/--connection"),
+                ListMode::Timeout => Some("--timeout"),
+                ListMode::Options => Some("--options"),
+                _ => None,
+            };
+            if let (Some(_), Some(opt)) = (service, opt) {
                 let svc = if given(&m, "tcp-service") {
                     "-t/--tcp-service"
                 } else if given(&m, "udp-service") {
@@ -560,6 +587,31 @@ fn timeouts(m: &ArgMatches) -> Result<Timeouts, UsageError> {
         tcp_fin: parse(tcp_fin, "tcpfin timeout")?,
         udp: parse(udp, "udp timeout")?,
     })
+}
+
+/// `--set-option NAME=VALUE`, each checked against the settings table.
+fn set_options(m: &ArgMatches) -> Result<Vec<(u16, u32)>, UsageError> {
+    let mut out: Vec<(u16, u32)> = Vec::new();
+    for item in m.get_many::<String>("set-option").into_iter().flatten() {
+        let Some((name, value)) = item.split_once('=') else {
+            return usage(format!(
+                "--set-option takes NAME=VALUE (e.g. expire_nodest_conn=1), not '{item}'"
+            ));
+        };
+        let Some(spec) = settings::by_name(name.trim()) else {
+            let names: Vec<&str> = settings::SETTINGS.iter().map(|s| s.name).collect();
+            return usage(format!(
+                "unknown setting '{name}' (settings: {})",
+                names.join(", ")
+            ));
+        };
+        let v = parse_number(value.trim(), spec.min, spec.max, spec.name)?;
+        if out.iter().any(|(a, _)| *a == spec.attr) {
+            return usage(format!("setting {} given twice", spec.name));
+        }
+        out.push((spec.attr, v));
+    }
+    Ok(out)
 }
 
 fn service_of(m: &ArgMatches) -> Result<Option<ServiceKey>, UsageError> {
@@ -1090,6 +1142,44 @@ mod tests {
                 udp: 2678400
             })
         );
+    }
+
+    #[test]
+    fn set_options() {
+        assert_eq!(
+            run(&["--set-option", "expire_nodest_conn=1"]).unwrap(),
+            Command::SetOptions(vec![(8, 1)])
+        );
+        assert_eq!(
+            run(&[
+                "--set-option",
+                "expire_quiescent_template=1",
+                "--set-option",
+                "expire_nodest_conn=0"
+            ])
+            .unwrap(),
+            Command::SetOptions(vec![(9, 1), (8, 0)])
+        );
+        let err = |args: &[&str]| run(args).unwrap_err();
+        assert!(err(&["--set-option", "nope=1"])
+            .starts_with("unknown setting 'nope' (settings: expire_nodest_conn, "));
+        assert!(err(&["--set-option", "expire_nodest_conn"]).contains("NAME=VALUE"));
+        assert_eq!(
+            err(&["--set-option", "expire_nodest_conn=2"]),
+            "invalid expire_nodest_conn '2' (expected a number 0-1)"
+        );
+        assert!(err(&[
+            "--set-option",
+            "expire_nodest_conn=1",
+            "--set-option",
+            "expire_nodest_conn=0"
+        ])
+        .contains("twice"));
+        assert_eq!(list_opts(&["-L", "--options"]).mode, ListMode::Options);
+        assert!(list_opts(&["-L", "--options", "--json"]).json);
+        assert!(err(&["-L", "--options", "-t", "10.0.0.1:80"])
+            .contains("not allowed with -L --options"));
+        assert!(err(&["-L", "--options", "--timeout"]).contains("cannot be used"));
     }
 
     #[test]

@@ -7,7 +7,8 @@
 #   thresholds, which rvsadm saves and ipvsadm does not);
 # - a bad line stops -R, which names its number and text; earlier lines
 #   stay applied, later ones are not;
-# - a large table restores over one netlink socket (time logged).
+# - a larger table restores over one netlink socket (time logged; kept
+#   small enough for a loaded TCG guest).
 . "$(dirname "$0")/../lib.sh"
 rvs_only
 adm_init
@@ -48,7 +49,6 @@ if command -v ipvsadm >/dev/null && modprobe ip_vs 2>/dev/null &&
   ip netns exec "$REF" ipvsadm-save -n >"$T/ipvs-save.out" || fail "ipvsadm-save -n"
   sed 's/^/#   ipvsadm -S: /' "$T/ipvs.save" >&2
   ip netns exec "$REF" ipvsadm -C
-  at_exit 'modprobe -r ip_vs_rr ip_vs_sh ip_vs_mh ip_vs_wlc ip_vs 2>/dev/null'
   have_ipvs=1
 else
   log "kernel IPVS not available: no reference save"
@@ -112,26 +112,27 @@ out=$(printf '%s\n' "-A -t 10.0.0.9:80 -s nosuch" | adm "$C" -R 2>&1); rc=$?
 assert_eq "$rc" 1 "exit status of -R when the module refuses a line"
 log "refused line: $out"
 
-# 6. A large table: 400 services and 800 real servers in one -R.
+# 6. A larger table: 100 services and 200 real servers in one -R.
 newns D d
-for s in $(seq 1 400); do
+for s in $(seq 1 100); do
   a=10.1.$((s / 200)).$((s % 200 + 1))
   echo "-A -t $a:80 -s rr"
   echo "-a -t $a:80 -r 10.2.0.1:80 -m -w 1"
   echo "-a -t $a:80 -r 10.2.0.2:80 -m -w 1"
 done >"$T/big"
 start=$(date +%s%N)
-adm "$D" -R <"$T/big" || fail "-R of 1200 lines"
+adm "$D" -R <"$T/big" || fail "-R of 300 lines"
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 n=$(adm "$D" -S -n | wc -l)
-assert_eq "$n" 1200 "lines saved after restoring 1200"
-log "rvsadm -R: 1200 lines (400 services, 800 servers) in ${ms} ms"
+assert_eq "$n" 300 "lines saved after restoring 300"
+log "rvsadm -R: 300 lines (100 services, 200 servers) in ${ms} ms"
+adm_ok "$D" -C
 if [ $have_ipvs = 1 ]; then
   newns E e
   start=$(date +%s%N)
-  ip netns exec "$E" ipvsadm -R <"$T/big" || fail "ipvsadm -R of 1200 lines"
+  ip netns exec "$E" ipvsadm -R <"$T/big" || fail "ipvsadm -R of 300 lines"
   ms=$(( ($(date +%s%N) - start) / 1000000 ))
-  log "ipvsadm -R (kernel IPVS): the same 1200 lines in ${ms} ms"
+  log "ipvsadm -R (kernel IPVS): the same 300 lines in ${ms} ms"
   ip netns exec "$E" ipvsadm -C
 fi
 pass "-S matches ipvsadm, -R restores ipvsadm-save output and round trips, stops at a bad line"

@@ -143,6 +143,33 @@ pub(crate) struct Limits {
 }
 
 impl Conn {
+    /// A connection entry that is never put in the table, for one-packet
+    /// scheduling (`-o`): it carries one datagram to `dest` and is dropped
+    /// with it, like IPVS's unhashed `IP_VS_CONN_F_ONE_PACKET` entries but
+    /// without allocating. It is not counted at the server (it is neither
+    /// active nor inactive once the datagram is gone).
+    pub(crate) fn one_packet(
+        tuple: Tuple,
+        fwd: FwdMethod,
+        dest: Arc<Dest>,
+        svc: Arc<Service>,
+    ) -> Conn {
+        Conn {
+            rcu: Opaque::uninit(),
+            next: AtomicPtr::new(ptr::null_mut()),
+            tuple,
+            fwd,
+            dest,
+            svc,
+            state: AtomicU16::new(TcpState::None.to_u16()),
+            expires: AtomicU64::new(jiffies()),
+            last_in: AtomicU32::new(jiffies() as u32),
+            bucket: usize::MAX,
+            template: false,
+            in_pkts: AtomicU8::new(1),
+        }
+    }
+
     /// The TCP state (UDP entries stay `None`... shown as UDP by listings).
     pub(crate) fn state(&self) -> TcpState {
         TcpState::from_u16(self.state.load(Ordering::Relaxed)).unwrap_or(TcpState::None)

@@ -12,7 +12,7 @@
 //! Malformed packets pass too: the stack's own checks drop them, and rvs
 //! never reads beyond what [`Skb::header`] proved is there.
 
-use crate::conn::{ConnTable, Tuple};
+use crate::conn::{Conn, ConnTable, Tuple};
 use crate::hooks::Verdict;
 use crate::netns::Net;
 use crate::rcu::ReadGuard;
@@ -155,10 +155,17 @@ fn request(
     let vaddr = addr16(pkt.ip.daddr);
     let proto = pkt.ip.proto;
     let mut new_conn = false;
+    // A one-packet (`-o`) datagram's entry, which stays out of the table.
+    let unhashed: Conn;
     let conn = match conns.lookup_in(g, proto, &caddr, pkt.sport, &vaddr, pkt.dport) {
         Some(c) => c,
         None => {
-            let Some(svc) = ns.services.lookup(g, proto, &vaddr, pkt.dport) else {
+            // Firewall-mark services first, as IPVS's ip_vs_service_find.
+            let found = match ns.services.lookup_fwmark(g, skb.fwmark()) {
+                Some(svc) => Some(svc),
+                None => ns.services.lookup(g, proto, &vaddr, pkt.dport),
+            };
+            let Some(svc) = found else {
                 return Verdict::Accept;
             };
             // Only a SYN opens a TCP connection, as in IPVS; other segments
@@ -194,13 +201,19 @@ fn request(
                 vaddr,
                 vport: pkt.dport,
                 daddr: dest.addr,
-                dport: dest.port,
+                // Port 0 (firewall-mark services): keep the packet's.
+                dport: if dest.port == 0 { pkt.dport } else { dest.port },
             };
             let fwd = dest.fwd();
             new_conn = true;
-            match conns.insert(g, tuple, fwd, dest, svc.clone(), false, 2, ns.limits()) {
-                Some(c) => c,
-                None => return Verdict::Drop,
+            if proto == IPPROTO_UDP && svc.one_packet() {
+                unhashed = Conn::one_packet(tuple, fwd, dest, svc.clone());
+                &unhashed
+            } else {
+                match conns.insert(g, tuple, fwd, dest, svc.clone(), false, 2, ns.limits()) {
+                    Some(c) => c,
+                    None => return Verdict::Drop,
+                }
             }
         }
     };
@@ -220,7 +233,10 @@ fn request(
 /// template (client address masked by `-M`) names while that server is
 /// still in the service, else a newly scheduled one, remembered for
 /// `timeout` seconds after the client's last new connection. As in IPVS, a
-/// quiesced (weight 0) server keeps its persistent clients.
+/// quiesced (weight 0) server keeps its persistent clients. A
+/// firewall-mark service's template is keyed by protocol 0, the mark as
+/// virtual address and port 0 (IPVS's `ip_vs_sched_persist`), so every
+/// port and protocol of the mark sticks to one server.
 #[allow(clippy::too_many_arguments)]
 fn persistent_dest(
     conns: &ConnTable,
@@ -236,7 +252,13 @@ fn persistent_dest(
     for (m, (a, k)) in masked.iter_mut().zip(caddr.iter().zip(mask)) {
         *m = a & k;
     }
-    let proto = svc.key.protocol;
+    let fwm_addr;
+    let (proto, vaddr, vport) = if svc.key.is_fwmark() {
+        fwm_addr = addr16(svc.key.fwmark.to_be_bytes());
+        (0, &fwm_addr, 0)
+    } else {
+        (svc.key.protocol, vaddr, vport)
+    };
     if let Some(t) = conns.lookup_template(g, proto, &masked, vaddr, vport) {
         if !t.dest.removed.load(Ordering::Relaxed) {
             t.touch(timeout);

@@ -202,6 +202,11 @@ bool rvs_skb_is_xmit(const struct sk_buff *skb)
 	return skb->ipvs_property;
 }
 
+u32 rvs_skb_fwmark(const struct sk_buff *skb)
+{
+	return skb->mark;
+}
+
 void rvs_skb_mark_xmit(struct sk_buff *skb)
 {
 	skb->ipvs_property = 1;

@@ -62,6 +62,7 @@ unsigned char *rvs_skb_data(const struct sk_buff *skb);
 bool rvs_skb_is_gso(const struct sk_buff *skb);
 bool rvs_skb_is_xmit(const struct sk_buff *skb);
 void rvs_skb_mark_xmit(struct sk_buff *skb);
+u32 rvs_skb_fwmark(const struct sk_buff *skb);
 void rvs_skb_notrack(struct sk_buff *skb);
 void rvs_skb_orphan(struct sk_buff *skb);
 void rvs_inet_proto_csum_replace2(__sum16 *sum, struct sk_buff *skb,

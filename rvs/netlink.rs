@@ -174,8 +174,7 @@ fn dest_cmd(cmd: u32, req: &Request<'_>) -> Result {
     let (key, _) =
         svcattr::parse_service(svc_nest.payload, false).map_err(|c| fail_config(req, c))?;
     let full = cmd != ffi::RVS_CMD_DEL_DEST;
-    let d =
-        svcattr::parse_dest(dest_nest.payload, key.af, full).map_err(|c| fail_config(req, c))?;
+    let d = svcattr::parse_dest(dest_nest.payload, &key, full).map_err(|c| fail_config(req, c))?;
     let mut ctl = ns.lock();
     let res = match cmd {
         ffi::RVS_CMD_NEW_DEST => ns.services.add_dest(&mut *ctl, &key, &d),
@@ -358,9 +357,14 @@ fn put_service(msg: &mut Msg, svc: &Service) -> Result {
     let k = &svc.key;
     let nest = msg.nest_start(ffi::RVS_CMD_ATTR_SERVICE)?;
     msg.put_u16(ffi::RVS_SVC_ATTR_AF, k.af.to_u16())?;
-    msg.put_u16(ffi::RVS_SVC_ATTR_PROTOCOL, u16::from(k.protocol))?;
-    put_addr(msg, ffi::RVS_SVC_ATTR_ADDR, &k.addr)?;
-    msg.put_be16(ffi::RVS_SVC_ATTR_PORT, k.port)?;
+    if k.is_fwmark() {
+        // As IPVS: a firewall-mark service is reported by its mark alone.
+        msg.put_u32(ffi::RVS_SVC_ATTR_FWMARK, k.fwmark)?;
+    } else {
+        msg.put_u16(ffi::RVS_SVC_ATTR_PROTOCOL, u16::from(k.protocol))?;
+        put_addr(msg, ffi::RVS_SVC_ATTR_ADDR, &k.addr)?;
+        msg.put_be16(ffi::RVS_SVC_ATTR_PORT, k.port)?;
+    }
     msg.put_str(ffi::RVS_SVC_ATTR_SCHED_NAME, sched.name())?;
     let mut fl = [0u8; 8];
     fl[..4].copy_from_slice(&flags.to_ne_bytes());

@@ -201,6 +201,12 @@ impl Service {
         ))
     }
 
+    /// One-packet scheduling (`-o`): each UDP datagram is scheduled on
+    /// its own and no connection entry is kept.
+    pub(crate) fn one_packet(&self) -> bool {
+        self.flags.load(Relaxed) & crate::ffi::RVS_SVC_F_ONEPACKET != 0
+    }
+
     /// Scheduler kind, flags, persistence timeout and netmask (listing).
     pub(crate) fn settings(&self) -> (SchedKind, u32, u32, u32) {
         let kind = lock_bh(&self.sched).state.kind();
@@ -296,9 +302,27 @@ fn cfg(errno: i32, msg: &'static core::ffi::CStr) -> ModelError {
     ModelError::Config(ConfigError::new(errno, msg))
 }
 
+/// A real server's port must be the service's unless it is NAT'ed; a
+/// firewall-mark service has no port, so any goes (0 keeps the packet's).
+fn check_port(key: &ServiceKey, p: &DestParams) -> Result<(), ModelError> {
+    if key.is_fwmark() {
+        return Ok(());
+    }
+    config::port_mapping_allowed(p.fwd, key.port, p.port).map_err(ModelError::Config)
+}
+
+/// How many firewall-mark services `list` holds.
+fn fwmark_count(list: &ServiceList) -> u32 {
+    let n = list.iter().filter(|s| s.key.is_fwmark()).count();
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
 /// The service table of a namespace.
 pub(crate) struct Services {
     list: RcuCell<ServiceList>,
+    /// How many of `list` are firewall-mark services: marked packets look
+    /// for one only when there are some.
+    fwmark_services: AtomicU32,
 }
 
 fn copy_without<T>(src: &KVec<Arc<T>>, skip: Option<usize>) -> Result<KVec<Arc<T>>, ModelError> {
@@ -316,6 +340,7 @@ impl Services {
     pub(crate) fn new() -> Result<Self> {
         Ok(Self {
             list: RcuCell::new(KVec::new())?,
+            fwmark_services: AtomicU32::new(0),
         })
     }
 
@@ -339,10 +364,30 @@ impl Services {
         addr: &[u8; 16],
         port: u16,
     ) -> Option<&'g Arc<Service>> {
+        self.list.get(g).iter().find(|s| {
+            s.key.protocol == protocol
+                && s.key.port == port
+                && s.key.addr == *addr
+                && s.key.fwmark == 0
+        })
+    }
+
+    /// The firewall-mark service for a packet marked `mark` (IPv4). As in
+    /// IPVS's `ip_vs_service_find`, the packet path asks this before
+    /// [`Self::lookup`]; unmarked packets and namespaces without
+    /// firewall-mark services pay one comparison.
+    pub(crate) fn lookup_fwmark<'g>(
+        &'g self,
+        g: &'g ReadGuard,
+        mark: u32,
+    ) -> Option<&'g Arc<Service>> {
+        if mark == 0 || self.fwmark_services.load(Relaxed) == 0 {
+            return None;
+        }
         self.list
             .get(g)
             .iter()
-            .find(|s| s.key.protocol == protocol && s.key.port == port && s.key.addr == *addr)
+            .find(|s| s.key.fwmark == mark && s.key.af == config::AddrFamily::Inet)
     }
 
     /// All services, for listing (writer side).
@@ -379,7 +424,9 @@ impl Services {
         }
         let mut new = copy_without(list, None)?;
         new.push(Service::new(key, p)?, GFP_KERNEL)?;
+        let marks = fwmark_count(&new);
         self.list.replace(new, w)?;
+        self.fwmark_services.store(marks, Relaxed);
         Ok(())
     }
 
@@ -408,13 +455,16 @@ impl Services {
         let list = self.list.get_writer(w);
         let i = Self::find(list, key).ok_or(cfg(ESRCH, c"no such service"))?;
         let new = copy_without(list, Some(i))?;
+        let marks = fwmark_count(&new);
         self.list.replace(new, w)?;
+        self.fwmark_services.store(marks, Relaxed);
         Ok(())
     }
 
     /// Deletes every service.
     pub(crate) fn flush(&self, w: &mut impl WriterToken) -> Result<(), ModelError> {
         self.list.replace(KVec::new(), w)?;
+        self.fwmark_services.store(0, Relaxed);
         Ok(())
     }
 
@@ -426,7 +476,7 @@ impl Services {
         p: &DestParams,
     ) -> Result<(), ModelError> {
         let svc = self.get(w, key)?.clone();
-        config::port_mapping_allowed(p.fwd, key.port, p.port).map_err(ModelError::Config)?;
+        check_port(key, p)?;
         let dests = svc.dests.get_writer(w);
         if dests.iter().any(|d| d.same(&p.addr, p.port)) {
             return Err(cfg(EEXIST, c"real server already exists"));
@@ -451,7 +501,7 @@ impl Services {
         p: &DestParams,
     ) -> Result<(), ModelError> {
         let svc = self.get(w, key)?.clone();
-        config::port_mapping_allowed(p.fwd, key.port, p.port).map_err(ModelError::Config)?;
+        check_port(key, p)?;
         let dests = svc.dests.get_writer(w);
         let d = dests
             .iter()

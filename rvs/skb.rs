@@ -83,6 +83,14 @@ impl<'a> Skb<'a> {
         unsafe { ffi::rvs_skb_is_xmit(self.ptr) }
     }
 
+    /// The packet's firewall mark (`skb->mark`, set e.g. by nftables'
+    /// `meta mark set`), for firewall-mark services.
+    pub(crate) fn fwmark(&self) -> u32 {
+        // SAFETY: `self.ptr` is a valid skb while `self` lives (type
+        // invariant); the helper only reads its `mark` field.
+        unsafe { ffi::rvs_skb_fwmark(self.ptr) }
+    }
+
     /// Whether the transport checksum is left to the device
     /// (CHECKSUM_PARTIAL): its field then holds the pseudo-header sum.
     pub(crate) fn csum_partial(&self) -> bool {

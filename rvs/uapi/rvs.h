@@ -26,6 +26,10 @@
 #define RVS_SVC_F_PERSISTENT	0x0001
 #define RVS_SVC_F_HASHED	0x0002
 #define RVS_SVC_F_ONEPACKET	0x0004
+/* Scheduler flags (ipvsadm -b): sh-/mh-fallback, sh-/mh-port, flag-3. */
+#define RVS_SVC_F_SCHED1	0x0008
+#define RVS_SVC_F_SCHED2	0x0010
+#define RVS_SVC_F_SCHED3	0x0020
 
 /* Forwarding methods (RVS_DEST_ATTR_FWD_METHOD), IPVS's values. */
 #define RVS_CONN_F_FWD_MASK	0x0007

@@ -97,8 +97,13 @@ pub fn inet_addr_bytes(addr: &IpAddr) -> [u8; 16] {
 }
 
 fn put_service_key(w: &mut AttrWriter, key: &ServiceKey) {
-    w.put_u16(uapi::RVS_SVC_ATTR_AF, key.af())
-        .put_u16(uapi::RVS_SVC_ATTR_PROTOCOL, key.protocol.number())
+    w.put_u16(uapi::RVS_SVC_ATTR_AF, key.af());
+    if key.fwmark != 0 {
+        // As libipvs: a firewall-mark service is named by AF and mark only.
+        w.put_u32(uapi::RVS_SVC_ATTR_FWMARK, key.fwmark);
+        return;
+    }
+    w.put_u16(uapi::RVS_SVC_ATTR_PROTOCOL, key.protocol.number())
         .put(uapi::RVS_SVC_ATTR_ADDR, &inet_addr_bytes(&key.addr))
         .put_be16(uapi::RVS_SVC_ATTR_PORT, key.port);
 }
@@ -587,11 +592,7 @@ mod tests {
     use crate::types::DEFAULT_PERSISTENT_TIMEOUT;
 
     fn tcp_key() -> ServiceKey {
-        ServiceKey {
-            protocol: Protocol::Tcp,
-            addr: "10.0.0.1".parse().unwrap(),
-            port: 80,
-        }
+        ServiceKey::new(Protocol::Tcp, "10.0.0.1".parse().unwrap(), 80)
     }
 
     /// Little helper for expected bytes: native-endian u16/u32.
@@ -632,6 +633,8 @@ mod tests {
             scheduler: "rr".into(),
             persistent: None,
             netmask: Netmask(0xffff_ffff),
+            sched_flags: 0,
+            one_packet: false,
         };
         let got = service_attrs(&spec);
         let inner = [
@@ -658,12 +661,44 @@ mod tests {
     }
 
     #[test]
+    fn fwmark_service_is_named_by_af_and_mark() {
+        let got = service_key_attrs(&ServiceKey::fwmark(7));
+        let inner = [attr(1, &ne16(2)), attr(5, &ne32(7))].concat();
+        assert_eq!(got, attr(1 | NLA_F_NESTED, &inner));
+        // Flags of -b and -o travel in FLAGS with the persistence bit.
+        let spec = ServiceSpec {
+            key: ServiceKey::fwmark(7),
+            scheduler: "sh".into(),
+            persistent: Some(60),
+            netmask: Netmask(0xffff_ffff),
+            sched_flags: uapi::RVS_SVC_F_SCHED1 | uapi::RVS_SVC_F_SCHED2,
+            one_packet: true,
+        };
+        assert_eq!(spec.flags(), 0x1 | 0x4 | 0x8 | 0x10);
+        let got = service_attrs(&spec);
+        let nested = find_attr(&got, uapi::RVS_CMD_ATTR_SERVICE)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            find_attr(nested, uapi::RVS_SVC_ATTR_FWMARK).unwrap(),
+            Some(&ne32(7)[..])
+        );
+        assert_eq!(find_attr(nested, uapi::RVS_SVC_ATTR_ADDR).unwrap(), None);
+        assert_eq!(
+            find_attr(nested, uapi::RVS_SVC_ATTR_FLAGS).unwrap(),
+            Some(&[ne32(0x1d), ne32(u32::MAX)].concat()[..])
+        );
+    }
+
+    #[test]
     fn persistent_service_flags_timeout_and_mask() {
         let spec = ServiceSpec {
             key: tcp_key(),
             scheduler: "wlc".into(),
             persistent: Some(DEFAULT_PERSISTENT_TIMEOUT),
             netmask: Netmask::from_ipv4("255.255.255.0".parse().unwrap()),
+            sched_flags: 0,
+            one_packet: false,
         };
         let got = service_attrs(&spec);
         let nested = find_attr(&got, uapi::RVS_CMD_ATTR_SERVICE)
@@ -732,11 +767,7 @@ mod tests {
             addr: "2001:db8::5".parse().unwrap(),
             port: 443,
         };
-        let svc = ServiceKey {
-            protocol: Protocol::Udp,
-            addr: "2001:db8::1".parse().unwrap(),
-            port: 443,
-        };
+        let svc = ServiceKey::new(Protocol::Udp, "2001:db8::1".parse().unwrap(), 443);
         let got = del_dest_attrs(&svc, &key);
         let v6: Ipv6Addr = "2001:db8::5".parse().unwrap();
         let want_dest = [

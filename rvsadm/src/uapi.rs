@@ -30,6 +30,9 @@ uapi_consts! {
     RVS_SVC_F_PERSISTENT: u32 = 0x0001;
     RVS_SVC_F_HASHED: u32 = 0x0002;
     RVS_SVC_F_ONEPACKET: u32 = 0x0004;
+    RVS_SVC_F_SCHED1: u32 = 0x0008;
+    RVS_SVC_F_SCHED2: u32 = 0x0010;
+    RVS_SVC_F_SCHED3: u32 = 0x0020;
 
     // Forwarding methods.
     RVS_CONN_F_FWD_MASK: u32 = 0x0007;

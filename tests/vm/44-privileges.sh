@@ -114,14 +114,14 @@ apply() { # apply RUNNER...: the configuration above, one command at a time.
 }
 if [ $uns_ok = 1 ]; then
   apply uns || fail "the user namespace's root could not configure its own namespace"
-  quiet_ok "--set by the user namespace's root" uns "$adm_bin" --set 444 55 66
+  quiet_ok "--set by the user namespace's root" uns "$adm_bin" --set 444 1555 66
   log "the user namespace's root configured its namespace"
 else
   expect_eperm "$ADM -A by the user namespace's root in its namespace (IPVS: GENL_ADMIN_PERM)" \
     uns "$adm_bin" -A -t $VIP:80 -s rr
   expect_eperm "$ADM -L by the user namespace's root in its namespace" uns "$adm_bin" -L -n
   apply ip netns exec "$LB" || fail "root could not configure the container's namespace"
-  adm_ok "$LB" --set 444 55 66
+  adm_ok "$LB" --set 444 1555 66
 fi
 want="TCP $VIP:80 wrr
  -> ${RIP[1]}:80 Masq 1
@@ -143,7 +143,7 @@ expect_eperm "connections of init_net by the user namespace's root" uns_init "$a
 adm_ok "$X" -A -t $VIP:80 -s rr
 adm_ok "$X" -a -t $VIP:80 -r 10.0.9.9:80 -m -w 3
 adm_ok "$X" -A -t $VIP:81 -s rr
-adm_ok "$X" --set 111 22 33
+adm_ok "$X" --set 111 1222 33
 x_want="TCP $VIP:80 rr
  -> 10.0.9.9:80 Masq 3
 TCP $VIP:81 rr"
@@ -203,8 +203,8 @@ case "$init_after" in *"$VIP"*) fail "init_net lists a test namespace's service:
 adm "$LB" -L -n -t $VIP:81 >/dev/null 2>&1 && fail "$VIP:81 (only in $X) is visible from the container's namespace"
 adm "$X" -L -n -u $VIP:53 >/dev/null 2>&1 && fail "UDP $VIP:53 (only in the container's) is visible from $X"
 # GET_CONFIG: per-namespace timeouts.
-assert_eq "$(adm "$LB" -L --timeout | norm)" "Timeout (tcp tcpfin udp): 444 55 66" "the container's timeouts"
-assert_eq "$(adm "$X" -L --timeout | norm)" "Timeout (tcp tcpfin udp): 111 22 33" "$X's timeouts"
+assert_eq "$(adm "$LB" -L --timeout | norm)" "Timeout (tcp tcpfin udp): 444 1555 66" "the container's timeouts"
+assert_eq "$(adm "$X" -L --timeout | norm)" "Timeout (tcp tcpfin udp): 111 1222 33" "$X's timeouts"
 assert_eq "$("$ADM" -L --timeout | norm)" "Timeout (tcp tcpfin udp): 900 120 300" "init_net's timeouts"
 # GET_CONN: connections made through the container's director above.
 conns() { "$@" -L -n -c | grep -c "$CIP" ; }

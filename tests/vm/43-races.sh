@@ -38,6 +38,11 @@ adm_ok "$LB" -A -t $VIP:80 -s rr
 for i in 1 2 3; do adm_ok "$LB" -a -t $VIP:80 -r ${RIP[$i]}:80 -m -w 1; done
 expect_balance "$CL" tcp $VIP 80 3 "rs1:1 rs2:1 rs3:1" "before the races"
 
+# For scale: one rvsadm listing on a quiet director.
+t0=${EPOCHREALTIME/./}
+ip netns exec "$LB" rvsadm -L -n >/dev/null || fail "rvsadm -L -n"
+log "one 'ip netns exec ... rvsadm -L -n' before the races: $(( (${EPOCHREALTIME/./} - t0) / 1000 )) ms"
+
 # run_adm ID ARGS...: one rvsadm call, bounded; counts its outcome in the
 # caller's ok/err/bad (status 0, 1, anything else).
 run_adm() {

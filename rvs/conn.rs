@@ -331,9 +331,12 @@ impl ConnTable {
     pub(crate) fn new(bits: u32) -> Result<Self> {
         let n = 1usize << bits;
         // 2^16 pointers is 512 KiB: kvmalloc, so it need not be contiguous.
-        let mut buckets = KVVec::with_capacity(n, GFP_KERNEL)?;
+        // Charged to the memory cgroup of whoever adds the namespace's first
+        // service: root of a user namespace may do so (GENL_UNS_ADMIN_PERM),
+        // and a namespace per container must not be free kernel memory.
+        let mut buckets = KVVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?;
         for _ in 0..n {
-            buckets.push(AtomicPtr::new(ptr::null_mut()), GFP_KERNEL)?;
+            buckets.push(AtomicPtr::new(ptr::null_mut()), GFP_KERNEL_ACCOUNT)?;
         }
         let mut locks = KVec::with_capacity(LOCK_STRIPES, GFP_KERNEL)?;
         for _ in 0..LOCK_STRIPES {

@@ -400,6 +400,7 @@ impl ConnTable {
         }
         // A new connection starts inactive (state NONE).
         conn.counter().fetch_add(1, Ordering::Relaxed);
+        conn.dest.refresh_overload();
         conn.next
             .store(head.load(Ordering::Relaxed), Ordering::Relaxed);
         let raw = KBox::into_raw(conn);
@@ -432,6 +433,7 @@ impl ConnTable {
                 // Readers at `c` still see its `next`; new readers skip it.
                 link.store(c.next.load(Ordering::Relaxed), Ordering::Release);
                 dec_saturating(c.counter());
+                c.dest.refresh_overload();
                 self.count.fetch_sub(1, Ordering::Relaxed);
                 // SAFETY: unlinked above; `free_conn` runs after every
                 // reader that could hold `c` has left its read section.

@@ -17,6 +17,7 @@ use crate::hooks::Verdict;
 use crate::netns::Net;
 use crate::rcu::ReadGuard;
 use crate::rvs_core::config::FwdMethod;
+use crate::rvs_core::icmp::{self, IcmpNat, IPPROTO_ICMP};
 use crate::rvs_core::packet::{self, Ipv4Info, ParseError, IPPROTO_TCP, IPPROTO_UDP};
 use crate::rvs_core::proto::{Dir, TcpFlags};
 use crate::rvs_core::sched::Flow;
@@ -78,20 +79,25 @@ pub(crate) fn addr4(a: &[u8; 16]) -> [u8; 4] {
     [a[0], a[1], a[2], a[3]]
 }
 
+/// Parses the IPv4 header (options included), making it linear.
+fn parse_ip(skb: &mut Skb<'_>) -> Option<Ipv4Info> {
+    let pkt_len = skb.len();
+    let mut want = 20usize;
+    loop {
+        let hdr = skb.header(want)?;
+        match packet::parse_ipv4(hdr, pkt_len) {
+            Ok(ip) => return Some(ip),
+            Err(ParseError::NeedMore { needed }) if needed > want => want = needed,
+            Err(_) => return None,
+        }
+    }
+}
+
 /// Parses the IPv4 and TCP/UDP headers, making exactly those bytes linear.
 /// `None` for anything rvs does not balance (other protocols, non-first
 /// fragments, truncated or malformed headers).
 pub(crate) fn parse(skb: &mut Skb<'_>) -> Option<Packet> {
-    let pkt_len = skb.len();
-    let mut want = 20usize;
-    let ip = loop {
-        let hdr = skb.header(want)?;
-        match packet::parse_ipv4(hdr, pkt_len) {
-            Ok(ip) => break ip,
-            Err(ParseError::NeedMore { needed }) if needed > want => want = needed,
-            Err(_) => return None,
-        }
-    };
+    let ip = parse_ip(skb)?;
     if ip.proto != IPPROTO_TCP && ip.proto != IPPROTO_UDP {
         return None;
     }
@@ -131,7 +137,7 @@ pub(crate) fn handle(point: HookPoint, ns: &NetState, net: &Net, mut skb: Skb<'_
         return Verdict::Accept;
     };
     let Some(pkt) = parse(&mut skb) else {
-        return Verdict::Accept;
+        return icmp_error(point, conns, net, skb);
     };
     let g = ReadGuard::new();
     match point {
@@ -262,6 +268,74 @@ fn persistent_dest(
         timeout,
     );
     Some(t.map_or(dest, |t| t.dest.clone()))
+}
+
+/// An ICMP error about a connection rvs forwards (IPVS's `ip_vs_out_icmp`
+/// and `ip_vs_in_icmp`), translated by `rvs_core::icmp`:
+///
+/// - at the reply hooks (FORWARD, LOCAL_IN for clients on the director),
+///   an error about a NAT request `client -> real server` (from the real
+///   server, or a router on its side) goes on to the client, from the VIP
+///   and quoting `client -> VIP`;
+/// - at LOCAL_IN for requests, an error sent to the VIP about a reply
+///   `VIP -> client` goes to the connection's real server: for NAT with
+///   the real server's address put back, for DR and TUN unchanged (the
+///   real server holds the VIP).
+///
+/// Anything else (other ICMP, malformed or truncated quotes, unknown
+/// connections) passes untouched.
+fn icmp_error(point: HookPoint, conns: &ConnTable, net: &Net, mut skb: Skb<'_>) -> Verdict {
+    let Some(outer) = parse_ip(&mut skb) else {
+        return Verdict::Accept;
+    };
+    if outer.proto != IPPROTO_ICMP || point == HookPoint::LocalOutRequest {
+        return Verdict::Accept;
+    }
+    let want = icmp::linear_len_v4(outer.ihl_len, skb.len());
+    let Some(buf) = skb.header(want) else {
+        return Verdict::Accept;
+    };
+    let Ok(q) = icmp::parse_v4(buf, &outer) else {
+        return Verdict::Accept;
+    };
+    let g = ReadGuard::new();
+    let (saddr, daddr) = (addr16(q.saddr), addr16(q.daddr));
+    if point == HookPoint::LocalInRequest {
+        // The quoted packet is a reply: VIP -> client.
+        let Some(conn) = conns.lookup_in(&g, q.proto, &daddr, q.dport, &saddr, q.sport) else {
+            return Verdict::Accept;
+        };
+        if conn.fwd == FwdMethod::Masq {
+            let nat = IcmpNat::ToServer {
+                daddr: addr4(&conn.tuple.daddr),
+                dport: conn.tuple.dport,
+            };
+            let Some(buf) = skb.header_mut(q.rewrite_len) else {
+                return Verdict::Drop;
+            };
+            if icmp::nat_v4(buf, &q, nat).is_err() {
+                return Verdict::Accept;
+            }
+        }
+        return xmit::forward_icmp(net, skb, &outer, conn);
+    }
+    // The quoted packet is a request after NAT: client -> real server.
+    let Some(conn) = conns.lookup_out(&g, q.proto, &daddr, q.dport, &saddr, q.sport) else {
+        return Verdict::Accept;
+    };
+    if conn.fwd != FwdMethod::Masq {
+        return Verdict::Accept;
+    }
+    let nat = IcmpNat::ToClient {
+        vaddr: addr4(&conn.tuple.vaddr),
+        vport: conn.tuple.vport,
+    };
+    let Some(buf) = skb.header_mut(q.rewrite_len) else {
+        return Verdict::Drop;
+    };
+    // A refused rewrite changed nothing: let the error pass as it is.
+    let _ = icmp::nat_v4(buf, &q, nat);
+    Verdict::Accept
 }
 
 fn reply(

@@ -30,6 +30,7 @@ extern crate std;
 pub mod config;
 pub mod estimator;
 pub mod hash;
+pub mod icmp;
 pub mod lblc;
 pub mod mh;
 pub mod nlattr;

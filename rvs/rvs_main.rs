@@ -37,6 +37,7 @@ pub mod rvs_core {
     pub mod packet;
     pub mod proto;
     pub mod sched;
+    pub mod settings;
     pub mod svcattr;
     pub mod uapi;
 }

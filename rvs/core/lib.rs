@@ -37,5 +37,6 @@ pub mod nlattr;
 pub mod packet;
 pub mod proto;
 pub mod sched;
+pub mod settings;
 pub mod svcattr;
 pub mod uapi;

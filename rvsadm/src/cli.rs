@@ -17,6 +17,7 @@ use crate::types::{
     DEFAULT_PERSISTENT_TIMEOUT, DEFAULT_SCHEDULER,
 };
 use crate::uapi;
+use rvs_core::settings;
 
 /// Longest persistence timeout accepted by `-p` (31 days, in seconds).
 pub const MAX_PERSISTENT_TIMEOUT: u32 = 31 * 86400;
@@ -39,6 +40,9 @@ pub enum Command {
     Zero(Option<ServiceKey>),
     /// `--set TCP TCPFIN UDP`.
     SetTimeouts(Timeouts),
+    /// `--set-option NAME=VALUE ...`: (netlink attribute, value) pairs,
+    /// validated against `rvs_core::settings`.
+    SetOptions(Vec<(u16, u32)>),
     List(ListOptions),
 }
 
@@ -56,6 +60,8 @@ pub enum ListMode {
     Timeout,
     /// The connection table (`-L -c`).
     Connections,
+    /// The runtime settings (`-L --options`).
+    Options,
 }
 
 /// Options of `-L`.
@@ -110,6 +116,8 @@ Usage:
   rvsadm -L|-l -c|--timeout [-n] [--json]
   rvsadm -Z [-t|-u service-address]
   rvsadm --set tcp tcpfin udp
+  rvsadm --set-option name=value [--set-option name=value ...]
+  rvsadm -L|-l --options [--json]
   rvsadm -h | -V
 
 Commands (exactly one; without any, rvsadm lists the table like -L):
@@ -126,6 +134,9 @@ Commands (exactly one; without any, rvsadm lists the table like -L):
       --set TCP TCPFIN UDP
                          set the connection timeouts in seconds (TCP,
                          TCP after FIN, UDP; 0-2678400, 0 = leave unchanged)
+      --set-option NAME=VALUE
+                         change a runtime setting of this network namespace
+                         (repeatable; `-L --options` lists them, see rvsadm(8))
   -h, --help             show this help and exit
   -V, --version          show the version and exit
 
@@ -155,6 +166,7 @@ Options:
                                   numeric addresses and ports)
   -c, --connection                with -L: list the connections
       --timeout                   with -L: show the timeouts (tcp tcpfin udp)
+      --options                   with -L: show the runtime settings
       --stats                     with -L: counters (connections, packets,
                                   bytes) of services and real servers
       --rate                      with -L: rates (connections, packets,
@@ -186,13 +198,14 @@ const OPTIONS: &[(&str, &str)] = &[
     ("json", "--json"),
     ("connection", "-c/--connection"),
     ("timeout", "--timeout"),
+    ("options", "--options"),
     ("stats", "--stats"),
     ("rate", "--rate"),
     ("exact", "--exact"),
 ];
 
 /// Options of `-L` that choose what it lists (at most one).
-const LIST_MODES: &[&str] = &["connection", "timeout", "stats", "rate"];
+const LIST_MODES: &[&str] = &["connection", "timeout", "options", "stats", "rate"];
 
 /// The commands: clap id, name for messages, options allowed with it.
 const COMMANDS: &[(&str, &str, &[&str])] = &[
@@ -269,6 +282,7 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
             "json",
             "connection",
             "timeout",
+            "options",
             "stats",
             "rate",
             "exact",
@@ -276,6 +290,7 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
     ),
     ("zero", "-Z/--zero", &["tcp-service", "udp-service"]),
     ("set", "--set", &[]),
+    ("set-option", "--set-option", &[]),
 ];
 
 fn flag(id: &'static str, short: char, long: &'static str) -> Arg {
@@ -315,6 +330,11 @@ fn clap_command() -> clap::Command {
                 .value_names(["TCP", "TCPFIN", "UDP"])
                 .num_args(3)
                 .allow_hyphen_values(false),
+            Arg::new("set-option")
+                .long("set-option")
+                .value_name("NAME=VALUE")
+                .num_args(1)
+                .action(ArgAction::Append),
             flag("help", 'h', "help"),
             flag("version", 'V', "version"),
             value("tcp-service", 't', "tcp-service", "ADDR:PORT"),
@@ -338,6 +358,9 @@ fn clap_command() -> clap::Command {
             flag("connection", 'c', "connection").alias("connections"),
             Arg::new("timeout")
                 .long("timeout")
+                .action(ArgAction::SetTrue),
+            Arg::new("options")
+                .long("options")
                 .action(ArgAction::SetTrue),
             Arg::new("stats").long("stats").action(ArgAction::SetTrue),
             Arg::new("rate").long("rate").action(ArgAction::SetTrue),
@@ -434,11 +457,14 @@ where
         }
         "zero" => Command::Zero(service),
         "set" => Command::SetTimeouts(timeouts(&m)?),
+        "set-option" => Command::SetOptions(set_options(&m)?),
         _ => {
             let mode = if m.get_flag("connection") {
                 ListMode::Connections
             } else if m.get_flag("timeout") {
                 ListMode::Timeout
+            } else if m.get_flag("options") {
+                ListMode::Options
             } else if m.get_flag("stats") {
                 ListMode::Stats
             } else if m.get_flag("rate") {
@@ -446,12 +472,13 @@ where
             } else {
                 ListMode::Table
             };
-            if service.is_some() && matches!(mode, ListMode::Connections | ListMode::Timeout) {
-                let opt = if mode == ListMode::Connections {
-                    "-c/--connection"
-                } else {
-                    "--timeout"
-                };
+            let opt = match mode {
+                ListMode::Connections => Some("-c/--connection"),
+                ListMode::Timeout => Some("--timeout"),
+                ListMode::Options => Some("--options"),
+                _ => None,
+            };
+            if let (Some(_), Some(opt)) = (service, opt) {
                 let svc = if given(&m, "tcp-service") {
                     "-t/--tcp-service"
                 } else {
@@ -492,6 +519,31 @@ fn timeouts(m: &ArgMatches) -> Result<Timeouts, UsageError> {
         tcp_fin: parse(tcp_fin, "tcpfin timeout")?,
         udp: parse(udp, "udp timeout")?,
     })
+}
+
+/// `--set-option NAME=VALUE`, each checked against the settings table.
+fn set_options(m: &ArgMatches) -> Result<Vec<(u16, u32)>, UsageError> {
+    let mut out: Vec<(u16, u32)> = Vec::new();
+    for item in m.get_many::<String>("set-option").into_iter().flatten() {
+        let Some((name, value)) = item.split_once('=') else {
+            return usage(format!(
+                "--set-option takes NAME=VALUE (e.g. expire_nodest_conn=1), not '{item}'"
+            ));
+        };
+        let Some(spec) = settings::by_name(name.trim()) else {
+            let names: Vec<&str> = settings::SETTINGS.iter().map(|s| s.name).collect();
+            return usage(format!(
+                "unknown setting '{name}' (settings: {})",
+                names.join(", ")
+            ));
+        };
+        let v = parse_number(value.trim(), spec.min, spec.max, spec.name)?;
+        if out.iter().any(|(a, _)| *a == spec.attr) {
+            return usage(format!("setting {} given twice", spec.name));
+        }
+        out.push((spec.attr, v));
+    }
+    Ok(out)
 }
 
 fn service_of(m: &ArgMatches) -> Result<Option<ServiceKey>, UsageError> {
@@ -962,6 +1014,44 @@ mod tests {
                 udp: 2678400
             })
         );
+    }
+
+    #[test]
+    fn set_options() {
+        assert_eq!(
+            run(&["--set-option", "expire_nodest_conn=1"]).unwrap(),
+            Command::SetOptions(vec![(8, 1)])
+        );
+        assert_eq!(
+            run(&[
+                "--set-option",
+                "expire_quiescent_template=1",
+                "--set-option",
+                "expire_nodest_conn=0"
+            ])
+            .unwrap(),
+            Command::SetOptions(vec![(9, 1), (8, 0)])
+        );
+        let err = |args: &[&str]| run(args).unwrap_err();
+        assert!(err(&["--set-option", "nope=1"])
+            .starts_with("unknown setting 'nope' (settings: expire_nodest_conn, "));
+        assert!(err(&["--set-option", "expire_nodest_conn"]).contains("NAME=VALUE"));
+        assert_eq!(
+            err(&["--set-option", "expire_nodest_conn=2"]),
+            "invalid expire_nodest_conn '2' (expected a number 0-1)"
+        );
+        assert!(err(&[
+            "--set-option",
+            "expire_nodest_conn=1",
+            "--set-option",
+            "expire_nodest_conn=0"
+        ])
+        .contains("twice"));
+        assert_eq!(list_opts(&["-L", "--options"]).mode, ListMode::Options);
+        assert!(list_opts(&["-L", "--options", "--json"]).json);
+        assert!(err(&["-L", "--options", "-t", "10.0.0.1:80"])
+            .contains("not allowed with -L --options"));
+        assert!(err(&["-L", "--options", "--timeout"]).contains("cannot be used"));
     }
 
     #[test]

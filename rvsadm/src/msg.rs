@@ -12,6 +12,7 @@ use crate::types::{
     ServiceSpec, Stats, Timeouts,
 };
 use crate::uapi::{self, linux};
+use rvs_core::settings::{self, SettingSpec};
 
 /// Set on nested attributes (kernels validating strictly require it).
 pub const NLA_F_NESTED: u16 = 0x8000;
@@ -162,6 +163,30 @@ pub fn timeout_attrs(t: &Timeouts) -> Vec<u8> {
         .put_u32(uapi::RVS_CMD_ATTR_TIMEOUT_TCP_FIN, t.tcp_fin)
         .put_u32(uapi::RVS_CMD_ATTR_TIMEOUT_UDP, t.udp);
     w.finish()
+}
+
+/// SET_CONFIG (`--set-option`): one u32 attribute per setting given.
+pub fn settings_attrs(values: &[(u16, u32)]) -> Vec<u8> {
+    let mut w = AttrWriter::new();
+    for (attr, v) in values {
+        w.put_u32(*attr, *v);
+    }
+    w.finish()
+}
+
+/// The settings in a GET_CONFIG reply, in the settings table's order;
+/// settings the module did not report (an older module) are left out.
+pub fn parse_settings(attrs: &[u8]) -> Result<Vec<(&'static SettingSpec, u32)>, ParseError> {
+    let mut out = Vec::new();
+    for spec in settings::SETTINGS.iter() {
+        for a in Attrs::new(attrs) {
+            let (ty, p) = a?;
+            if ty == spec.attr {
+                out.push((spec, get_u32(p, spec.name)?));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// ZERO (`-Z`): the service key for one service, nothing for all.

@@ -5,6 +5,8 @@ use std::net::IpAddr;
 
 use serde::Serialize;
 
+use rvs_core::settings::SettingSpec;
+
 use crate::types::{fmt_addr_port, Conn, Dest, Info, Service, Stats, Timeouts};
 use crate::uapi::{self, linux};
 
@@ -252,6 +254,26 @@ pub fn format_timeouts_json(t: &Timeouts) -> String {
     let mut s = serde_json::to_string(&v).expect("serialising plain data cannot fail");
     s.push('\n');
     s
+}
+
+/// `-L --options`: one `name value` line per setting, names padded to
+/// the longest so the values line up.
+pub fn format_settings(values: &[(&SettingSpec, u32)]) -> String {
+    let width = values.iter().map(|(s, _)| s.name.len()).max().unwrap_or(0);
+    values
+        .iter()
+        .map(|(s, v)| format!("{:<width$} {v}\n", s.name))
+        .collect()
+}
+
+/// `-L --options --json`: `{"options":{"name":value,...}}` in table order.
+pub fn format_settings_json(values: &[(&SettingSpec, u32)]) -> String {
+    // Built by hand: serde_json's map would sort the names.
+    let items: Vec<String> = values
+        .iter()
+        .map(|(s, v)| format!("{}:{v}", serde_json::Value::from(s.name)))
+        .collect();
+    format!("{{\"options\":{{{}}}}}\n", items.join(","))
 }
 
 /// The two title lines of `-L -c` (ipvsadm's `list_conn`).

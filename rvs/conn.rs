@@ -448,11 +448,15 @@ impl ConnTable {
 
     /// Removes expired entries from every bucket; called periodically from
     /// process context. Returns how many went.
-    pub(crate) fn collect(&self) -> u32 {
+    /// With `nodest` (the `expire_nodest_conn` setting), connections of
+    /// deleted real servers go too, as IPVS's flush work does.
+    pub(crate) fn collect(&self, nodest: bool) -> u32 {
         let now = jiffies();
         let mut removed = 0;
         for b in 0..self.buckets.len() {
-            removed += self.sweep_bucket(b, |c| c.is_expired(now));
+            removed += self.sweep_bucket(b, |c| {
+                c.is_expired(now) || (nodest && !c.template && c.dest.is_removed())
+            });
             if b % 1024 == 1023 {
                 // SAFETY: process context, no locks held here.
                 unsafe { ffi::rvs_cond_resched() };

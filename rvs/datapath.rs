@@ -12,7 +12,7 @@
 //! Malformed packets pass too: the stack's own checks drop them, and rvs
 //! never reads beyond what [`Skb::header`] proved is there.
 
-use crate::conn::{ConnTable, Tuple};
+use crate::conn::{Conn, ConnTable, Tuple};
 use crate::hooks::Verdict;
 use crate::netns::Net;
 use crate::rcu::ReadGuard;
@@ -21,6 +21,7 @@ use crate::rvs_core::icmp::{self, IcmpNat, IPPROTO_ICMP};
 use crate::rvs_core::packet::{self, Ipv4Info, ParseError, IPPROTO_TCP, IPPROTO_UDP};
 use crate::rvs_core::proto::{Dir, TcpFlags};
 use crate::rvs_core::sched::Flow;
+use crate::rvs_core::settings::Setting;
 use crate::service::{Dest, Service};
 use crate::skb::Skb;
 use crate::state::NetState;
@@ -161,7 +162,15 @@ fn request(
     let vaddr = addr16(pkt.ip.daddr);
     let proto = pkt.ip.proto;
     let mut new_conn = false;
-    let conn = match conns.lookup_in(g, proto, &caddr, pkt.sport, &vaddr, pkt.dport) {
+    let mut found = conns.lookup_in(g, proto, &caddr, pkt.sport, &vaddr, pkt.dport);
+    if let Some(c) = found {
+        match nodest(ns, c, pkt) {
+            Nodest::Keep => {}
+            Nodest::Drop => return Verdict::Drop,
+            Nodest::Expired => found = None,
+        }
+    }
+    let conn = match found {
         Some(c) => c,
         None => {
             let Some(svc) = ns.services.lookup(g, proto, &vaddr, pkt.dport) else {
@@ -184,7 +193,10 @@ fn request(
                 random: unsafe { crate::ffi::get_random_u32() },
             };
             let dest = match svc.persistence() {
-                Some((timeout, mask)) => persistent_dest(conns, g, svc, &flow, timeout, mask),
+                Some((timeout, mask)) => {
+                    let quiescent = ns.setting(Setting::ExpireQuiescentTemplate) != 0;
+                    persistent_dest(conns, g, svc, &flow, (timeout, mask), quiescent)
+                }
                 None => svc.schedule(g, &flow),
             };
             let Some(dest) = dest else {
@@ -220,19 +232,54 @@ fn request(
     xmit::transmit(net, skb, pkt, conn, point == HookPoint::LocalInRequest)
 }
 
+/// What becomes of a connection whose real server is gone.
+enum Nodest {
+    /// Its server is there: carry on.
+    Keep,
+    /// Drop the packet; the connection lives until it times out.
+    Drop,
+    /// The connection ended before this packet, which is handled as if no
+    /// connection existed.
+    Expired,
+}
+
+/// Connections of deleted real servers, as IPVS: with
+/// `expire_nodest_conn` 0 (the default) their packets are dropped until
+/// they time out; with 1 the connection ends at its next packet, which is
+/// then scheduled like a new connection's first (a TCP segment that is
+/// not a SYN goes to the local stack, which answers with a reset). With 1
+/// a new TCP connection (SYN) reusing the addresses and ports of one whose
+/// server is quiesced (weight 0) also ends the old one.
+fn nodest(ns: &NetState, c: &Conn, pkt: &Packet) -> Nodest {
+    let removed = c.dest.is_removed();
+    let syn = pkt.tcp.is_some_and(|f| f.syn && !f.ack && !f.rst);
+    if !removed && !(syn && c.dest.weight() == 0) {
+        return Nodest::Keep;
+    }
+    if ns.setting(Setting::ExpireNodestConn) != 0 {
+        c.expire_now();
+        Nodest::Expired
+    } else if removed {
+        Nodest::Drop
+    } else {
+        Nodest::Keep
+    }
+}
+
 /// The server of a persistent service for this client: the one its
 /// template (client address masked by `-M`) names while that server is
 /// still in the service, else a newly scheduled one, remembered for
 /// `timeout` seconds after the client's last new connection. As in IPVS, a
-/// quiesced (weight 0) server keeps its persistent clients.
-#[allow(clippy::too_many_arguments)]
+/// quiesced (weight 0) server keeps its persistent clients, unless
+/// `quiescent` (the `expire_quiescent_template` setting) says such
+/// templates expire, so their clients move on.
 fn persistent_dest(
     conns: &ConnTable,
     g: &ReadGuard,
     svc: &Arc<Service>,
     flow: &Flow,
-    timeout: u32,
-    mask: [u8; 4],
+    (timeout, mask): (u32, [u8; 4]),
+    quiescent: bool,
 ) -> Option<Arc<Dest>> {
     let (caddr, vaddr, vport) = (&flow.caddr, &flow.vaddr, flow.vport);
     let mut masked = [0u8; 16];
@@ -241,7 +288,8 @@ fn persistent_dest(
     }
     let proto = svc.key.protocol;
     if let Some(t) = conns.lookup_template(g, proto, &masked, vaddr, vport) {
-        if !t.dest.removed.load(Ordering::Relaxed) {
+        let expired = quiescent && t.dest.weight() == 0;
+        if !t.dest.removed.load(Ordering::Relaxed) && !expired {
             t.touch(timeout);
             return Some(t.dest.clone());
         }

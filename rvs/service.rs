@@ -112,6 +112,11 @@ impl Dest {
         config::validate_fwd_method(self.fwd.load(Relaxed)).unwrap_or(FwdMethod::Route)
     }
 
+    /// Whether the server was deleted from its service.
+    pub(crate) fn is_removed(&self) -> bool {
+        self.removed.load(Relaxed)
+    }
+
     /// Weight.
     pub(crate) fn weight(&self) -> u32 {
         self.weight.load(Relaxed)

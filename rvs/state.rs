@@ -133,7 +133,8 @@ impl NetState {
 
     fn collect(&self) {
         if let Some(conns) = self.conns() {
-            let n = conns.collect();
+            let nodest = self.setting(Setting::ExpireNodestConn) != 0;
+            let n = conns.collect(nodest);
             self.collected.fetch_add(n, Ordering::Relaxed);
         }
         let now = crate::conn::jiffies();

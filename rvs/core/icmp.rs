@@ -173,7 +173,9 @@ pub fn parse_v4(buf: &[u8], outer: &Ipv4Info) -> Result<IcmpQuote, IcmpSkip> {
         return Err(IcmpSkip::OtherProto);
     }
     let addr = |at: usize| -> Result<[u8; 4], ParseError> {
-        let s = ih.get(at..at.saturating_add(4)).ok_or(ParseError::Truncated)?;
+        let s = ih
+            .get(at..at.saturating_add(4))
+            .ok_or(ParseError::Truncated)?;
         let mut a = [0u8; 4];
         a.copy_from_slice(s);
         Ok(a)
@@ -191,8 +193,8 @@ pub fn parse_v4(buf: &[u8], outer: &Ipv4Info) -> Result<IcmpQuote, IcmpSkip> {
     } else {
         packet::TCP_CHECK_OFFSET
     };
-    let l4_check_at = Some(l4_off.saturating_add(check_rel))
-        .filter(|&at| at.saturating_add(2) <= buf.len());
+    let l4_check_at =
+        Some(l4_off.saturating_add(check_rel)).filter(|&at| at.saturating_add(2) <= buf.len());
     let rewrite_len = match l4_check_at {
         Some(at) => at.saturating_add(2),
         None => l4_off.saturating_add(4),
@@ -259,7 +261,12 @@ fn set_word(buf: &mut [u8], at: usize, v: u16, icmp: &mut u16) -> Result<(), Par
 
 fn set_addr(buf: &mut [u8], at: usize, a: [u8; 4], icmp: &mut u16) -> Result<(), ParseError> {
     set_word(buf, at, u16::from_be_bytes([a[0], a[1]]), icmp)?;
-    set_word(buf, at.saturating_add(2), u16::from_be_bytes([a[2], a[3]]), icmp)
+    set_word(
+        buf,
+        at.saturating_add(2),
+        u16::from_be_bytes([a[2], a[3]]),
+        icmp,
+    )
 }
 
 /// Recomputes the IPv4 header checksum of the header at `off`, `len` long.
@@ -279,10 +286,11 @@ pub fn nat_v4(buf: &mut [u8], q: &IcmpQuote, nat: IcmpNat) -> Result<(), IcmpSki
         return Err(ParseError::Truncated.into());
     }
     let outer_ihl = q.icmp_off;
-    let (outer_addr_at, inner_addr_at, port_at, new_addr, new_port): (usize, usize, usize, _, _) = match nat {
-        IcmpNat::ToClient { vaddr, vport } => (12, 16, 2, vaddr, vport),
-        IcmpNat::ToServer { daddr, dport } => (16, 12, 0, daddr, dport),
-    };
+    let (outer_addr_at, inner_addr_at, port_at, new_addr, new_port): (usize, usize, usize, _, _) =
+        match nat {
+            IcmpNat::ToClient { vaddr, vport } => (12, 16, 2, vaddr, vport),
+            IcmpNat::ToServer { daddr, dport } => (16, 12, 0, daddr, dport),
+        };
     let inner_addr_at = q.inner_off.saturating_add(inner_addr_at);
     let port_at = q
         .inner_off
@@ -335,7 +343,11 @@ pub fn nat_v4(buf: &mut [u8], q: &IcmpQuote, nat: IcmpNat) -> Result<(), IcmpSki
                 new_port,
             )
         } else {
-            csum_replace2(csum_replace4(old, old_inner_addr, new_a), old_port, new_port)
+            csum_replace2(
+                csum_replace4(old, old_inner_addr, new_a),
+                old_port,
+                new_port,
+            )
         };
         set_word(buf, at, new, &mut icmp)?;
     }
@@ -393,7 +405,14 @@ mod tests {
 
     /// An ICMP error from `from` to `to` quoting `quoted` (cut to `quote`
     /// bytes).
-    fn icmp_error(from: [u8; 4], to: [u8; 4], t: u8, code: u8, quoted: &[u8], quote: usize) -> Vec<u8> {
+    fn icmp_error(
+        from: [u8; 4],
+        to: [u8; 4],
+        t: u8,
+        code: u8,
+        quoted: &[u8],
+        quote: usize,
+    ) -> Vec<u8> {
         let q = &quoted[..quote.min(quoted.len())];
         let mut icmp = vec![t, code, 0, 0, 0, 0, 0x05, 0xdc];
         icmp.extend_from_slice(q);
@@ -422,9 +441,24 @@ mod tests {
             assert_eq!((q.proto, q.saddr, q.daddr), (proto, CIP, RIP));
             assert_eq!((q.sport, q.dport), (40000, 5353));
             assert!(q.l4_check_at.is_some());
-            nat_v4(&mut p, &q, IcmpNat::ToClient { vaddr: VIP, vport: 53 }).unwrap();
+            nat_v4(
+                &mut p,
+                &q,
+                IcmpNat::ToClient {
+                    vaddr: VIP,
+                    vport: 53,
+                },
+            )
+            .unwrap();
             // What the client gets: from the VIP, quoting its own packet.
-            let expect = icmp_error(VIP, CIP, ICMP_DEST_UNREACH, ICMP_PORT_UNREACH, &original, 576);
+            let expect = icmp_error(
+                VIP,
+                CIP,
+                ICMP_DEST_UNREACH,
+                ICMP_PORT_UNREACH,
+                &original,
+                576,
+            );
             assert_eq!(p, expect, "proto {proto}");
             assert!(packet::ip_header_checksum_ok(&p[..20]));
             assert_eq!(csum(&p[20..]), 0);
@@ -441,7 +475,15 @@ mod tests {
         // An 8-byte quote holds the ports but not the TCP checksum.
         assert_eq!(q.l4_check_at, None);
         assert_eq!(q.rewrite_len, 20 + 8 + 20 + 4);
-        nat_v4(&mut p, &q, IcmpNat::ToServer { daddr: RIP, dport: 8080 }).unwrap();
+        nat_v4(
+            &mut p,
+            &q,
+            IcmpNat::ToServer {
+                daddr: RIP,
+                dport: 8080,
+            },
+        )
+        .unwrap();
         let expect = icmp_error(router, RIP, ICMP_DEST_UNREACH, 1, &as_sent, 28);
         assert_eq!(p, expect);
     }
@@ -453,7 +495,15 @@ mod tests {
         let mut p = icmp_error(RIP, CIP, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED, &natted, 64);
         let q = parse_v4(&p, &outer(&p)).unwrap();
         assert_eq!(q.code, ICMP_FRAG_NEEDED);
-        nat_v4(&mut p, &q, IcmpNat::ToClient { vaddr: VIP, vport: 3 }).unwrap();
+        nat_v4(
+            &mut p,
+            &q,
+            IcmpNat::ToClient {
+                vaddr: VIP,
+                vport: 3,
+            },
+        )
+        .unwrap();
         let at = q.l4_check_at.unwrap();
         assert_eq!(&p[at..at + 2], &[0, 0]);
         assert_eq!(csum(&p[20..]), 0);
@@ -511,12 +561,23 @@ mod tests {
             let o = outer(&p);
             let got = parse_v4(&p, &o);
             if quote < 24 {
-                assert!(matches!(got, Err(IcmpSkip::Malformed(_))), "quote {quote}: {got:?}");
+                assert!(
+                    matches!(got, Err(IcmpSkip::Malformed(_))),
+                    "quote {quote}: {got:?}"
+                );
             } else {
                 let q = got.unwrap();
                 assert!(q.rewrite_len <= p.len());
                 let mut m = p.clone();
-                nat_v4(&mut m, &q, IcmpNat::ToClient { vaddr: VIP, vport: 80 }).unwrap();
+                nat_v4(
+                    &mut m,
+                    &q,
+                    IcmpNat::ToClient {
+                        vaddr: VIP,
+                        vport: 80,
+                    },
+                )
+                .unwrap();
                 assert_eq!(csum(&m[20..]), 0, "quote {quote}");
             }
         }
@@ -526,12 +587,28 @@ mod tests {
             let view = &full[..cut];
             if let Ok(q) = parse_v4(view, &o) {
                 let mut m = view.to_vec();
-                let r = nat_v4(&mut m, &q, IcmpNat::ToServer { daddr: RIP, dport: 1 });
+                let r = nat_v4(
+                    &mut m,
+                    &q,
+                    IcmpNat::ToServer {
+                        daddr: RIP,
+                        dport: 1,
+                    },
+                );
                 assert!(r.is_ok() || m == view, "cut {cut}");
             }
             let q = parse_v4(&full, &o).unwrap();
             let mut m = view.to_vec();
-            if nat_v4(&mut m, &q, IcmpNat::ToClient { vaddr: VIP, vport: 1 }).is_err() {
+            if nat_v4(
+                &mut m,
+                &q,
+                IcmpNat::ToClient {
+                    vaddr: VIP,
+                    vport: 1,
+                },
+            )
+            .is_err()
+            {
                 assert_eq!(m, view, "cut {cut}: a refused rewrite changed bytes");
             }
         }

@@ -167,7 +167,9 @@ pub fn lblc_overloaded(d: &DestView, dests: &[DestView]) -> bool {
 fn set_min(e: &LblcEntry, dests: &[DestView]) -> Option<usize> {
     let mut least: Option<(usize, u64, u64)> = None;
     for &id in e.members() {
-        let Some(i) = index_of(dests, id) else { continue };
+        let Some(i) = index_of(dests, id) else {
+            continue;
+        };
         let Some(d) = dests.get(i) else { continue };
         if !d.available() {
             continue;
@@ -435,7 +437,10 @@ mod tests {
         assert_eq!(t.schedule(SchedKind::Lblc, &dests, &flow(1), 100), Some(0));
         dests[0].active_conns = 1;
         let later = 100 + LBLC_EXPIRE_SECS;
-        assert_eq!(t.schedule(SchedKind::Lblc, &dests, &flow(1), later), Some(0));
+        assert_eq!(
+            t.schedule(SchedKind::Lblc, &dests, &flow(1), later),
+            Some(0)
+        );
         // Unused for longer than the expiry: scheduled afresh.
         let much_later = later + LBLC_EXPIRE_SECS + 1;
         assert!(t.entry(&flow(1).vaddr, much_later).is_none());
@@ -452,7 +457,9 @@ mod tests {
         let mut f = Flow::default();
         for i in 0u32..10_000 {
             f.vaddr[..4].copy_from_slice(&i.to_be_bytes());
-            assert!(t.schedule(SchedKind::Lblcr, &dests, &f, u64::from(i)).is_some());
+            assert!(t
+                .schedule(SchedKind::Lblcr, &dests, &f, u64::from(i))
+                .is_some());
         }
         assert!(t.len(10_000) <= LBLC_SLOTS);
         // The most recent address is still remembered.
@@ -496,8 +503,7 @@ mod tests {
         for round in 0..12u64 {
             // Every member is overloaded, so each round adds a server.
             for v in dests.iter_mut() {
-                if t
-                    .entry(&a.vaddr, round)
+                if t.entry(&a.vaddr, round)
                     .is_some_and(|e| e.members().contains(&v.id))
                 {
                     v.active_conns = 2;

@@ -1614,7 +1614,9 @@ mod tests {
         }
         assert_eq!(
             seen,
-            vec![false, false, false, false, true, true, true, true, true, false, false, false, true]
+            vec![
+                false, false, false, false, true, true, true, true, true, false, false, false, true
+            ]
         );
         // -x 8 alone: the lower threshold is 6 (75 %).
         assert_eq!(lower_threshold(8, 0), 6);

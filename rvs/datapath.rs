@@ -253,7 +253,8 @@ enum Nodest {
 fn nodest(ns: &NetState, c: &Conn, pkt: &Packet) -> Nodest {
     let removed = c.dest.is_removed();
     let syn = pkt.tcp.is_some_and(|f| f.syn && !f.ack && !f.rst);
-    if !removed && !(syn && c.dest.weight() == 0) {
+    let quiesced_reuse = syn && c.dest.weight() == 0;
+    if !removed && !quiesced_reuse {
         return Nodest::Keep;
     }
     if ns.setting(Setting::ExpireNodestConn) != 0 {

@@ -174,7 +174,7 @@ struct Scheduler {
     lblc: Option<KVBox<LblcTable>>,
 }
 
-/// An empty lblc/lblcr table with a random hash key (about 60 KiB:
+/// An empty lblc/lblcr table with a random hash key (about 72 KiB:
 /// kvmalloc, never on the stack).
 fn new_lblc_table() -> Result<KVBox<LblcTable>> {
     let b = KVBox::<LblcTable>::new_uninit(GFP_KERNEL | __GFP_ZERO)?;
@@ -321,18 +321,25 @@ impl Service {
         for d in dests.iter() {
             views.push(d.view(), GFP_KERNEL)?;
         }
+        // lblc/lblcr keep what they learnt when the service is edited
+        // without changing its scheduler (as IPVS keeps its scheduler).
+        let current = lock_bh(&self.sched).state.kind();
+        let new = new.filter(|&(kind, _)| !(kind == current && kind.needs_lblc_table()));
         // Allocate outside the spinlock.
         let replacement = match new {
             Some((kind, flags)) => Some(Scheduler::new(kind, flags)?),
             None => None,
         };
-        let s = &mut *lock_bh(&self.sched);
-        if let Some(r) = replacement {
-            *s = r;
-        }
-        // The mh rebuild (~100 us) runs with bottom halves off; a lookup
-        // waits at most that long, and only on configuration changes.
-        s.state.dests_changed_with(&views, s.mh.as_deref_mut());
+        let old = {
+            let s = &mut *lock_bh(&self.sched);
+            let old = replacement.map(|r| core::mem::replace(s, r));
+            // The mh rebuild (~100 us) runs with bottom halves off; a lookup
+            // waits at most that long, and only on configuration changes.
+            s.state.dests_changed_with(&views, s.mh.as_deref_mut());
+            old
+        };
+        // Free the old tables (up to 72 KiB) outside the lock.
+        drop(old);
         Ok(())
     }
 }

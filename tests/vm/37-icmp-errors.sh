@@ -47,6 +47,15 @@ IP
 nsysctl "$LB" net.ipv4.ip_forward=1
 nsysctl "$RT" net.ipv4.ip_forward=1
 
+# icmp_stats: the ICMP counters of every namespace (logged on failure).
+icmp_stats() {
+  local ns
+  for ns in "$CL" "$LB" "$RT" "$RS1"; do
+    log "${ns#$NS_PREFIX-}: $(ip netns exec "$ns" awk '/^Icmp:/ {print}' /proc/net/snmp | tail -1)"
+  done
+}
+at_exit '[ "$rc" = 0 ] || icmp_stats'
+
 adm_ok "$LB" -A -u $VIP:5300 -s rr
 adm_ok "$LB" -a -u $VIP:5300 -r $RIP:5300 -m
 adm_ok "$LB" -A -u $VIP:5400 -s rr
@@ -55,7 +64,7 @@ adm_ok "$LB" -A -u $VIP:5500 -s rr
 adm_ok "$LB" -a -u $VIP:5500 -r $RIP:5501 -m
 
 # 1. Nothing listens on the real server's port 5300.
-got=$(timeout 20 ip netns exec "$CL" python3 -c '
+got=$(timeout 60 ip netns exec "$CL" python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.settimeout(3)
@@ -71,14 +80,14 @@ for i in range(3):
         pass
 else:
     print("timeout")
-' $VIP)
+' $VIP 2>&1)
 log "UDP to a closed port behind the VIP -> $got"
 assert_eq "$got" "refused" "the client's socket sees the real server's port unreachable"
 
 # 2. A 1400-byte datagram with DF: the router cannot pass it to the real
 # server (MTU 1000) and reports to the client, through the director.
 serve_name "$RS1" udp 5400 rs1
-got=$(timeout 20 ip netns exec "$CL" python3 -c '
+got=$(timeout 60 ip netns exec "$CL" python3 -c '
 import socket, sys, time
 IP_MTU_DISCOVER, IP_PMTUDISC_DO, IP_MTU = 10, 2, 14
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

@@ -18,6 +18,8 @@
 #include <net/route.h>
 #include <net/dst.h>
 #include <net/netfilter/nf_conntrack.h>
+#include <net/udp.h>
+#include <net/gre.h>
 #include <linux/percpu.h>
 
 #include "helpers.h"
@@ -229,6 +231,11 @@ int rvs_skb_cow_head(struct sk_buff *skb, unsigned int headroom)
 	return skb_cow_head(skb, headroom);
 }
 
+unsigned int rvs_skb_headroom(const struct sk_buff *skb)
+{
+	return skb_headroom(skb);
+}
+
 void rvs_skb_reset_network_header(struct sk_buff *skb)
 {
 	skb_reset_network_header(skb);
@@ -298,6 +305,44 @@ void rvs_ipip_finish(struct net *net, struct sk_buff *skb)
 	skb_set_inner_ipproto(skb, IPPROTO_IPIP);
 	ip_select_ident(net, skb, NULL);
 	ip_send_check(ip_hdr(skb));
+}
+
+/*
+ * Before tunnel headers go in front of an IPv4 packet: GSO packets learn
+ * how to be segmented (gso_type), the inner headers are recorded (inner mac
+ * = inner network header: there is no inner link layer), as ip_tunnel does.
+ */
+int rvs_tunnel_prepare(struct sk_buff *skb, int gso_type)
+{
+	int err = iptunnel_handle_offloads(skb, gso_type);
+
+	if (err)
+		return err;
+	skb->transport_header = skb->network_header;
+	skb_set_inner_ipproto(skb, IPPROTO_IPIP);
+	skb_set_inner_mac_header(skb, skb_inner_network_offset(skb));
+	return 0;
+}
+
+void rvs_skb_reset_transport_header(struct sk_buff *skb)
+{
+	skb_reset_transport_header(skb);
+}
+
+/* UDP source port of a tunnel: a hash of the inner flow (RFC 8086). */
+u16 rvs_udp_flow_src_port(struct net *net, struct sk_buff *skb)
+{
+	return ntohs(udp_flow_src_port(net, skb, 0, 0, false));
+}
+
+/* Pushes a GRE header (with checksum if csum) in front of an IPv4 packet. */
+void rvs_gre_push(struct sk_buff *skb, bool csum)
+{
+	IP_TUNNEL_DECLARE_FLAGS(flags) = { };
+
+	if (csum)
+		__set_bit(IP_TUNNEL_CSUM_BIT, flags);
+	gre_build_header(skb, gre_calc_hlen(flags), flags, htons(ETH_P_IP), 0, 0);
 }
 
 /*

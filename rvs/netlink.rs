@@ -373,6 +373,10 @@ fn put_dest(msg: &mut Msg, d: &Dest, af: u16) -> Result {
     msg.put_be16(ffi::RVS_DEST_ATTR_PORT, d.port)?;
     msg.put_u32(ffi::RVS_DEST_ATTR_FWD_METHOD, d.fwd().to_uapi())?;
     msg.put_u32(ffi::RVS_DEST_ATTR_WEIGHT, d.weight())?;
+    let (tun_type, tun_port, tun_flags) = d.tunnel().to_uapi();
+    msg.put(ffi::RVS_DEST_ATTR_TUN_TYPE, &[tun_type])?;
+    msg.put_be16(ffi::RVS_DEST_ATTR_TUN_PORT, tun_port)?;
+    msg.put_u16(ffi::RVS_DEST_ATTR_TUN_FLAGS, tun_flags)?;
     msg.put_u32(ffi::RVS_DEST_ATTR_U_THRESH, u)?;
     msg.put_u32(ffi::RVS_DEST_ATTR_L_THRESH, l)?;
     msg.put_u32(

@@ -39,6 +39,7 @@ pub mod rvs_core {
     pub mod sched;
     pub mod settings;
     pub mod svcattr;
+    pub mod tunnel;
     pub mod uapi;
 }
 

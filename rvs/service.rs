@@ -19,6 +19,7 @@ use crate::rvs_core::sched::{
     self, DestView, Flow, LblcTable, MhTable, SchedFlags, SchedKind, SchedState,
 };
 use crate::rvs_core::svcattr::{DestParams, ServiceKey, ServiceParams};
+use crate::rvs_core::tunnel::Tunnel;
 use crate::stats::Stats;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 use kernel::prelude::*;
@@ -31,6 +32,8 @@ pub(crate) struct Dest {
     /// Port, host order.
     pub(crate) port: u16,
     fwd: AtomicU32,
+    /// Tunnel encapsulation (`Tunnel::pack`), read when transmitting.
+    tunnel: AtomicU32,
     weight: AtomicU32,
     /// Latest non-zero weight (mh keeps a quiesced server's table slots).
     last_weight: AtomicU32,
@@ -60,6 +63,7 @@ impl Dest {
                 addr: p.addr,
                 port: p.port,
                 fwd: AtomicU32::new(p.fwd.to_uapi()),
+                tunnel: AtomicU32::new(p.tunnel.pack()),
                 weight: AtomicU32::new(p.weight),
                 last_weight: AtomicU32::new(p.weight),
                 u_thresh: AtomicU32::new(p.u_thresh),
@@ -78,6 +82,7 @@ impl Dest {
 
     fn apply(&self, p: &DestParams) {
         self.fwd.store(p.fwd.to_uapi(), Relaxed);
+        self.tunnel.store(p.tunnel.pack(), Relaxed);
         self.weight.store(p.weight, Relaxed);
         if p.weight != 0 {
             self.last_weight.store(p.weight, Relaxed);
@@ -115,6 +120,11 @@ impl Dest {
     /// Whether the server was deleted from its service.
     pub(crate) fn is_removed(&self) -> bool {
         self.removed.load(Relaxed)
+    }
+
+    /// How tunnelled packets to this server are encapsulated.
+    pub(crate) fn tunnel(&self) -> Tunnel {
+        Tunnel::unpack(self.tunnel.load(Relaxed))
     }
 
     /// Weight.

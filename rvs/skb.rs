@@ -220,20 +220,87 @@ pub(crate) fn cow_head(skb: &mut Skb<'_>, headroom: u32) -> Result {
     Ok(())
 }
 
-/// Prepends `hdr` (after [`cow_head`]) as the new network header, marking
-/// GSO packets for IP-in-IP segmentation.
-pub(crate) fn push_ipip_header(skb: &mut Skb<'_>, hdr: &[u8; 20]) -> Result {
+/// Readies the packet for tunnel headers in front of it: GSO packets are
+/// marked for segmentation as `gso_type` (SKB_GSO_* bits), and the inner
+/// headers are recorded.
+pub(crate) fn tunnel_prepare(skb: &mut Skb<'_>, gso_type: u32) -> Result {
+    let gso_type = i32::try_from(gso_type).map_err(|_| EINVAL)?;
     // SAFETY: valid skb.
-    if unsafe { ffi::iptunnel_handle_offloads(skb.ptr, ffi::SKB_GSO_IPXIP4 as i32) } != 0 {
+    if unsafe { ffi::rvs_tunnel_prepare(skb.ptr, gso_type) } != 0 {
         return Err(ENOMEM);
     }
-    // SAFETY: `cow_head` reserved at least 20 bytes of private headroom,
-    // so `skb_push` returns a pointer to 20 writable bytes.
+    Ok(())
+}
+
+/// Prepends `hdr` (after [`cow_head`] reserved room for it).
+fn push(skb: &mut Skb<'_>, hdr: &[u8]) -> Result {
+    let len = u32::try_from(hdr.len()).map_err(|_| EINVAL)?;
+    // SAFETY: valid skb. `skb_push` only panics when the headroom is short;
+    // check it first.
+    if unsafe { ffi::rvs_skb_headroom(skb.ptr) } < len {
+        return Err(ENOMEM);
+    }
+    // SAFETY: there are `len` bytes of private headroom (`cow_head`), so
+    // `skb_push` returns a pointer to `len` writable bytes.
     unsafe {
-        let p = ffi::skb_push(skb.ptr, 20).cast::<u8>();
-        core::ptr::copy_nonoverlapping(hdr.as_ptr(), p, 20);
+        let p = ffi::skb_push(skb.ptr, len).cast::<u8>();
+        core::ptr::copy_nonoverlapping(hdr.as_ptr(), p, hdr.len());
+    }
+    Ok(())
+}
+
+/// Prepends a tunnel header (UDP+GUE or GRE) as the transport header.
+pub(crate) fn push_tunnel_header(skb: &mut Skb<'_>, hdr: &[u8]) -> Result {
+    push(skb, hdr)?;
+    // SAFETY: valid skb whose data now starts at the tunnel header.
+    unsafe { ffi::rvs_skb_reset_transport_header(skb.ptr) };
+    Ok(())
+}
+
+/// Prepends the outer IPv4 header `hdr` as the new network header.
+pub(crate) fn push_outer_ip_header(skb: &mut Skb<'_>, hdr: &[u8; 20]) -> Result {
+    push(skb, hdr)?;
+    // SAFETY: valid skb whose data now starts at the outer IP header.
+    unsafe {
         ffi::rvs_skb_reset_network_header(skb.ptr);
         ffi::rvs_ipcb_clear(skb.ptr);
     }
+    Ok(())
+}
+
+/// The UDP source port for a tunnel of this packet's flow.
+pub(crate) fn udp_flow_src_port(net: &Net, skb: &mut Skb<'_>) -> u16 {
+    // SAFETY: valid skb and namespace.
+    unsafe { ffi::rvs_udp_flow_src_port(net.as_ptr(), skb.ptr) }
+}
+
+/// Fills the UDP checksum of the tunnel header just pushed (0 = none when
+/// `!csum`), for every offload mode (`udp_set_csum`).
+pub(crate) fn udp_tunnel_csum(skb: &mut Skb<'_>, csum: bool, saddr: [u8; 4], daddr: [u8; 4]) {
+    let len = i32::try_from(skb.len()).unwrap_or(i32::MAX);
+    // SAFETY: valid skb whose transport header is the UDP header at `data`.
+    unsafe {
+        ffi::udp_set_csum(
+            !csum,
+            skb.ptr,
+            u32::from_ne_bytes(saddr),
+            u32::from_ne_bytes(daddr),
+            len,
+        )
+    };
+}
+
+/// Pushes a GRE header (checksummed if `csum`) as the transport header,
+/// with the kernel's own `gre_build_header` (after [`cow_head`]).
+pub(crate) fn push_gre_header(skb: &mut Skb<'_>, csum: bool, len: usize) -> Result {
+    let len = u32::try_from(len).map_err(|_| EINVAL)?;
+    // SAFETY: valid skb. The header is pushed into the headroom, checked
+    // first so `skb_push` cannot run out of it.
+    if unsafe { ffi::rvs_skb_headroom(skb.ptr) } < len {
+        return Err(ENOMEM);
+    }
+    // SAFETY: valid skb with at least `len` (the GRE header length) bytes
+    // of private headroom.
+    unsafe { ffi::rvs_gre_push(skb.ptr, csum) };
     Ok(())
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Transmit: NAT, direct routing and IP-in-IP to the chosen real server.
+//! Transmit: NAT, direct routing and tunnels (IP-in-IP, GUE, GRE) to the
+//! chosen real server.
 //!
 //! C counterpart: net/netfilter/ipvs/ip_vs_xmit.c.
 //!
@@ -17,6 +18,7 @@ use crate::hooks::Verdict;
 use crate::netns::Net;
 use crate::rvs_core::config::FwdMethod;
 use crate::rvs_core::packet::{self, IPPROTO_UDP, IP_DF, TCP_CHECK_OFFSET, UDP_CHECK_OFFSET};
+use crate::rvs_core::tunnel::{self, Tunnel};
 use crate::skb::{self, Skb};
 use kernel::prelude::*;
 
@@ -73,12 +75,14 @@ pub(crate) fn transmit(
             let Ok(rt) = skb::route_to(net, &mut skb, daddr, false) else {
                 return Verdict::Drop;
             };
-            let inner_mtu = rt.mtu.saturating_sub(IPIP_HLEN);
+            let tunnel = conn.dest.tunnel();
+            let overhead = IPIP_HLEN + tunnel.header_len() as u32;
+            let inner_mtu = rt.mtu.saturating_sub(overhead);
             if too_big(&skb, inner_mtu, df) {
                 skb::icmp_frag_needed(&mut skb, inner_mtu);
                 return Verdict::Drop;
             }
-            if encapsulate(net, &mut skb, pkt, rt.saddr, daddr).is_err() {
+            if encapsulate(net, &mut skb, pkt, tunnel, rt.saddr, daddr).is_err() {
                 return Verdict::Drop;
             }
         }
@@ -109,7 +113,7 @@ pub(crate) fn forward_icmp(
             dport: 0,
             tcp: None,
         };
-        if encapsulate(net, &mut skb, &pkt, rt.saddr, daddr).is_err() {
+        if encapsulate(net, &mut skb, &pkt, conn.dest.tunnel(), rt.saddr, daddr).is_err() {
             return Verdict::Drop;
         }
     }
@@ -185,18 +189,42 @@ pub(crate) fn nat_rewrite(
     Ok(())
 }
 
-/// Wraps the packet in an outer IPv4 header from `saddr` to `daddr`.
+/// Wraps the packet for `tunnel` (GUE or GRE header, if any, then an
+/// outer IPv4 header from `saddr` to `daddr`).
 fn encapsulate(
     net: &Net,
     skb: &mut Skb<'_>,
     pkt: &Packet,
+    tunnel: Tunnel,
     saddr: [u8; 4],
     daddr: [u8; 4],
 ) -> Result {
-    let inner_len = u16::try_from(skb.len()).map_err(|_| errno(ffi::EMSGSIZE))?;
-    let total = inner_len.checked_add(IPIP_HLEN as u16).ok_or(EINVAL)?;
-    skb::cow_head(skb, IPIP_HEADROOM)?;
+    let inner_len = skb.len();
+    let tun_len = tunnel.header_len();
+    let total = inner_len
+        .checked_add(tun_len + IPIP_HLEN as usize)
+        .and_then(|t| u16::try_from(t).ok())
+        .ok_or_else(|| errno(ffi::EMSGSIZE))?;
+    skb::cow_head(skb, IPIP_HEADROOM + tun_len as u32)?;
     let tos = skb.header(2).and_then(|h| h.get(1).copied()).unwrap_or(0);
+    // The flow hash is taken from the inner packet, before any push.
+    let sport = match tunnel {
+        Tunnel::Gue { .. } => skb::udp_flow_src_port(net, skb),
+        _ => 0,
+    };
+    skb::tunnel_prepare(skb, gso_type(tunnel))?;
+    match tunnel {
+        Tunnel::Ipip => {}
+        Tunnel::Gue { csum, .. } => {
+            let mut hdr = [0u8; tunnel::GUE_HLEN];
+            tunnel
+                .gue_header(inner_len, false, sport, &mut hdr)
+                .ok_or_else(|| errno(ffi::EMSGSIZE))?;
+            skb::push_tunnel_header(skb, &hdr)?;
+            skb::udp_tunnel_csum(skb, csum, saddr, daddr);
+        }
+        Tunnel::Gre { csum } => skb::push_gre_header(skb, csum, tun_len)?,
+    }
     let mut hdr = [0u8; 20];
     hdr[0] = 0x45;
     hdr[1] = tos;
@@ -205,12 +233,25 @@ fn encapsulate(
     let frag = pkt.ip.frag_off_field & IP_DF;
     hdr[6..8].copy_from_slice(&frag.to_be_bytes());
     hdr[8] = 64;
-    hdr[9] = 4; // IPPROTO_IPIP
+    hdr[9] = tunnel.outer_protocol();
     hdr[12..16].copy_from_slice(&saddr);
     hdr[16..20].copy_from_slice(&daddr);
-    skb::push_ipip_header(skb, &hdr)?;
+    skb::push_outer_ip_header(skb, &hdr)?;
     // SAFETY: valid skb with the outer header just pushed as its network
     // header; picks the IP ID and computes the header checksum.
     unsafe { ffi::rvs_ipip_finish(net.as_ptr(), skb.as_ptr()) };
     Ok(())
+}
+
+/// How the stack must segment a GSO packet in `tunnel` (as IPVS's
+/// `ip_vs_tunnel_xmit` asks).
+fn gso_type(tunnel: Tunnel) -> u32 {
+    let outer = match tunnel {
+        Tunnel::Ipip => 0,
+        Tunnel::Gue { csum: false, .. } => ffi::SKB_GSO_UDP_TUNNEL,
+        Tunnel::Gue { csum: true, .. } => ffi::SKB_GSO_UDP_TUNNEL_CSUM,
+        Tunnel::Gre { csum: false } => ffi::SKB_GSO_GRE,
+        Tunnel::Gre { csum: true } => ffi::SKB_GSO_GRE_CSUM,
+    };
+    ffi::SKB_GSO_IPXIP4 | outer
 }

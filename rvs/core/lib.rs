@@ -39,4 +39,5 @@ pub mod proto;
 pub mod sched;
 pub mod settings;
 pub mod svcattr;
+pub mod tunnel;
 pub mod uapi;

@@ -14,7 +14,7 @@ use clap::{Arg, ArgAction, ArgGroup, ArgMatches};
 
 use crate::types::{
     af_of, DestKey, DestSpec, Forward, Netmask, Protocol, ServiceKey, ServiceSpec, Timeouts,
-    DEFAULT_PERSISTENT_TIMEOUT, DEFAULT_SCHEDULER,
+    TunnelOpts, DEFAULT_PERSISTENT_TIMEOUT, DEFAULT_SCHEDULER,
 };
 use crate::uapi;
 use rvs_core::settings;
@@ -74,6 +74,8 @@ pub struct ListOptions {
     pub mode: ListMode,
     /// `--exact`: counters and rates without K/M/G/T abbreviation.
     pub exact: bool,
+    /// `--tun-info`: a TunnelInfo column for real servers.
+    pub tun_info: bool,
 }
 
 /// A parsed command line.
@@ -111,8 +113,11 @@ Usage:
   rvsadm -C
   rvsadm -a|-e -t|-u service-address -r server-address [-g|-i|-m] [-w weight]
                 [-x upper-threshold] [-y lower-threshold]
+                [--tun-type ipip|gue|gre] [--tun-port port]
+                [--tun-nocsum|--tun-csum|--tun-remcsum]
   rvsadm -d -t|-u service-address -r server-address
-  rvsadm [-L|-l] [-t|-u service-address] [-n] [--stats|--rate] [--exact] [--json]
+  rvsadm [-L|-l] [-t|-u service-address] [-n] [--stats|--rate|--tun-info] [--exact]
+                [--json]
   rvsadm -L|-l -c|--timeout [-n] [--json]
   rvsadm -Z [-t|-u service-address]
   rvsadm --set tcp tcpfin udp
@@ -162,6 +167,13 @@ Options:
   -w, --weight WEIGHT             weight 0-65535 (default 1; 0 quiesces)
   -x, --u-threshold N             upper connection threshold (0 = none)
   -y, --l-threshold N             lower connection threshold (0 = none)
+      --tun-type TYPE             with -i: ipip (default), gue or gre
+      --tun-port PORT             with --tun-type gue: the real server's
+                                  GUE UDP port (required)
+      --tun-nocsum, --tun-csum    with gue or gre: no tunnel checksum
+                                  (default) or a UDP/GRE checksum
+      --tun-remcsum               with gue: remote checksum offload (IPVS
+                                  only; rvs.ko refuses it)
   -n, --numeric                   numeric output (rvsadm always prints
                                   numeric addresses and ports)
   -c, --connection                with -L: list the connections
@@ -171,6 +183,7 @@ Options:
                                   bytes) of services and real servers
       --rate                      with -L: rates (connections, packets,
                                   bytes per second)
+      --tun-info                  with -L: show each real server's tunnel
       --exact                     with --stats/--rate: exact numbers instead
                                   of abbreviating large ones with K/M/G/T
       --json                      list as JSON instead of ipvsadm's table
@@ -194,6 +207,12 @@ const OPTIONS: &[(&str, &str)] = &[
     ("weight", "-w/--weight"),
     ("u-threshold", "-x/--u-threshold"),
     ("l-threshold", "-y/--l-threshold"),
+    ("tun-type", "--tun-type"),
+    ("tun-port", "--tun-port"),
+    ("tun-nocsum", "--tun-nocsum"),
+    ("tun-csum", "--tun-csum"),
+    ("tun-remcsum", "--tun-remcsum"),
+    ("tun-info", "--tun-info"),
     ("numeric", "-n/--numeric"),
     ("json", "--json"),
     ("connection", "-c/--connection"),
@@ -250,6 +269,11 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
             "weight",
             "u-threshold",
             "l-threshold",
+            "tun-type",
+            "tun-port",
+            "tun-nocsum",
+            "tun-csum",
+            "tun-remcsum",
         ],
     ),
     (
@@ -265,6 +289,11 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
             "weight",
             "u-threshold",
             "l-threshold",
+            "tun-type",
+            "tun-port",
+            "tun-nocsum",
+            "tun-csum",
+            "tun-remcsum",
         ],
     ),
     (
@@ -286,6 +315,7 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
             "stats",
             "rate",
             "exact",
+            "tun-info",
         ],
     ),
     ("zero", "-Z/--zero", &["tcp-service", "udp-service"]),
@@ -353,6 +383,26 @@ fn clap_command() -> clap::Command {
             value("weight", 'w', "weight", "WEIGHT"),
             value("u-threshold", 'x', "u-threshold", "N"),
             value("l-threshold", 'y', "l-threshold", "N"),
+            Arg::new("tun-type")
+                .long("tun-type")
+                .value_name("TYPE")
+                .num_args(1),
+            Arg::new("tun-port")
+                .long("tun-port")
+                .value_name("PORT")
+                .num_args(1),
+            Arg::new("tun-nocsum")
+                .long("tun-nocsum")
+                .action(ArgAction::SetTrue),
+            Arg::new("tun-csum")
+                .long("tun-csum")
+                .action(ArgAction::SetTrue),
+            Arg::new("tun-remcsum")
+                .long("tun-remcsum")
+                .action(ArgAction::SetTrue),
+            Arg::new("tun-info")
+                .long("tun-info")
+                .action(ArgAction::SetTrue),
             flag("numeric", 'n', "numeric"),
             Arg::new("json").long("json").action(ArgAction::SetTrue),
             flag("connection", 'c', "connection").alias("connections"),
@@ -373,6 +423,11 @@ fn clap_command() -> clap::Command {
                 .multiple(false),
         )
         .group(ArgGroup::new("list-mode").args(LIST_MODES).multiple(false))
+        .group(
+            ArgGroup::new("tun-csum-mode")
+                .args(["tun-nocsum", "tun-csum", "tun-remcsum"])
+                .multiple(false),
+        )
         .group(
             ArgGroup::new("forward")
                 .args(["gatewaying", "ipip", "masquerading"])
@@ -492,6 +547,7 @@ where
                 json: m.get_flag("json"),
                 mode,
                 exact: m.get_flag("exact"),
+                tun_info: m.get_flag("tun-info"),
             })
         }
     };
@@ -662,7 +718,63 @@ fn dest_spec(m: &ArgMatches, svc: &ServiceKey, cmd_name: &str) -> Result<DestSpe
         weight,
         upper_threshold: upper,
         lower_threshold: lower,
+        tunnel: tunnel_opts(m, forward)?,
     })
+}
+
+/// `--tun-type`, `--tun-port` and the checksum options, with ipvsadm's
+/// rules (and messages): only with -i; GUE needs a port and only GUE takes
+/// one; checksums only for GUE and GRE, remote checksum offload only GUE.
+fn tunnel_opts(m: &ArgMatches, forward: Forward) -> Result<TunnelOpts, UsageError> {
+    let csum_opt = ["tun-nocsum", "tun-csum", "tun-remcsum"]
+        .into_iter()
+        .find(|id| m.get_flag(id));
+    let any = given(m, "tun-type") || given(m, "tun-port") || csum_opt.is_some();
+    if !any {
+        return Ok(TunnelOpts::default());
+    }
+    if forward != Forward::Tunnel {
+        return usage("tunnel options conflict with the forwarding method (they need -i)");
+    }
+    let kind = match string_of(m, "tun-type").unwrap_or("ipip") {
+        "ipip" => TunnelOpts::IPIP,
+        "gue" => TunnelOpts::GUE,
+        "gre" => TunnelOpts::GRE,
+        other => return usage(format!("illegal tunnel type '{other}' (ipip, gue or gre)")),
+    };
+    let mut t = TunnelOpts {
+        kind,
+        ..TunnelOpts::default()
+    };
+    let name = t.type_name();
+    match string_of(m, "tun-port") {
+        Some(p) if kind == TunnelOpts::GUE => {
+            t.port = parse_number(p, 1, 65535, "tun-port")? as u16
+        }
+        Some(_) => {
+            return usage(format!(
+                "illegal 'tun-port' option with the '{name}' tunnel type"
+            ))
+        }
+        None if kind == TunnelOpts::GUE => {
+            return usage("you need to supply the 'tun-port' option for the 'gue' tunnel type")
+        }
+        None => {}
+    }
+    match csum_opt {
+        Some(o) if kind == TunnelOpts::IPIP => {
+            return usage(format!("illegal '{o}' option with the 'ipip' tunnel type"))
+        }
+        Some("tun-remcsum") if kind != TunnelOpts::GUE => {
+            return usage(format!(
+                "illegal 'tun-remcsum' option with the '{name}' tunnel type"
+            ))
+        }
+        Some("tun-csum") => t.flags = TunnelOpts::CSUM,
+        Some("tun-remcsum") => t.flags = TunnelOpts::REMCSUM,
+        _ => {}
+    }
+    Ok(t)
 }
 
 /// Parses `ADDR`, `ADDR:PORT`, `[IPV6]` or `[IPV6]:PORT` (numeric only).
@@ -863,6 +975,7 @@ mod tests {
                     weight: 3,
                     upper_threshold: 0,
                     lower_threshold: 0,
+                    tunnel: TunnelOpts::default(),
                 }
             )
         );
@@ -1014,6 +1127,70 @@ mod tests {
                 udp: 2678400
             })
         );
+    }
+
+    #[test]
+    fn tunnel_options() {
+        let tun = |extra: &[&str]| {
+            let mut args = vec!["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-i"];
+            args.extend_from_slice(extra);
+            match run(&args) {
+                Ok(Command::AddServer(_, d)) => Ok(d.tunnel),
+                Ok(c) => panic!("{c:?}"),
+                Err(e) => Err(e),
+            }
+        };
+        let t = |kind, port, flags| Ok(TunnelOpts { kind, port, flags });
+        assert_eq!(tun(&[]), t(0, 0, 0));
+        assert_eq!(tun(&["--tun-type", "ipip"]), t(0, 0, 0));
+        assert_eq!(
+            tun(&["--tun-type", "gue", "--tun-port", "6080"]),
+            t(1, 6080, 0)
+        );
+        assert_eq!(
+            tun(&["--tun-type", "gue", "--tun-port", "6080", "--tun-csum"]),
+            t(1, 6080, 1)
+        );
+        assert_eq!(
+            tun(&["--tun-type", "gue", "--tun-port", "1", "--tun-remcsum"]),
+            t(1, 1, 2)
+        );
+        assert_eq!(tun(&["--tun-type", "gre", "--tun-csum"]), t(2, 0, 1));
+        assert_eq!(tun(&["--tun-type", "gre", "--tun-nocsum"]), t(2, 0, 0));
+        let bad = |extra: &[&str], want: &str| {
+            let e = tun(extra).unwrap_err();
+            assert!(e.contains(want), "{extra:?}: {e}");
+        };
+        bad(&["--tun-type", "gue"], "supply the 'tun-port' option");
+        bad(
+            &["--tun-type", "gre", "--tun-port", "5"],
+            "illegal 'tun-port' option with the 'gre'",
+        );
+        bad(&["--tun-csum"], "illegal 'tun-csum' option with the 'ipip'");
+        bad(
+            &["--tun-type", "gre", "--tun-remcsum"],
+            "illegal 'tun-remcsum'",
+        );
+        bad(&["--tun-type", "foo"], "illegal tunnel type 'foo'");
+        bad(
+            &["--tun-type", "gue", "--tun-port", "0"],
+            "invalid tun-port",
+        );
+        bad(&["--tun-csum", "--tun-nocsum"], "cannot be used");
+        let e = run(&[
+            "-a",
+            "-t",
+            "10.0.0.1:80",
+            "-r",
+            "10.0.1.1",
+            "-m",
+            "--tun-type",
+            "gre",
+        ]);
+        assert!(e
+            .unwrap_err()
+            .contains("conflict with the forwarding method"));
+        assert!(list_opts(&["-L", "-n", "--tun-info"]).tun_info);
     }
 
     #[test]

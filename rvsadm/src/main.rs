@@ -103,6 +103,7 @@ fn list(t: &mut impl Transport, opts: &ListOptions, out: &mut dyn Write) -> Resu
         ListMode::Timeout => return list_timeouts(t, opts, out),
         ListMode::Options => return list_options(t, opts, out),
         ListMode::Connections => return list_connections(t, opts, out),
+        ListMode::Table if opts.tun_info => Columns::TunInfo,
         ListMode::Table => Columns::Config,
         ListMode::Stats => Columns::Stats,
         ListMode::Rate => Columns::Rate,

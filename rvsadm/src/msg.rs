@@ -9,7 +9,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::types::{
     af_of, Conn, Dest, DestKey, DestSpec, Forward, Info, Netmask, Protocol, Service, ServiceKey,
-    ServiceSpec, Stats, Timeouts,
+    ServiceSpec, Stats, Timeouts, TunnelOpts,
 };
 use crate::uapi::{self, linux};
 use rvs_core::settings::{self, SettingSpec};
@@ -138,7 +138,10 @@ pub fn dest_attrs(svc: &ServiceKey, dest: &DestSpec) -> Vec<u8> {
             .put_u32(uapi::RVS_DEST_ATTR_WEIGHT, dest.weight)
             .put_u32(uapi::RVS_DEST_ATTR_U_THRESH, dest.upper_threshold)
             .put_u32(uapi::RVS_DEST_ATTR_L_THRESH, dest.lower_threshold)
-            .put_u16(uapi::RVS_DEST_ATTR_ADDR_FAMILY, af_of(&dest.key.addr));
+            .put_u16(uapi::RVS_DEST_ATTR_ADDR_FAMILY, af_of(&dest.key.addr))
+            .put(uapi::RVS_DEST_ATTR_TUN_TYPE, &[dest.tunnel.kind])
+            .put_be16(uapi::RVS_DEST_ATTR_TUN_PORT, dest.tunnel.port)
+            .put_u16(uapi::RVS_DEST_ATTR_TUN_FLAGS, dest.tunnel.flags);
     });
     w.finish()
 }
@@ -431,6 +434,7 @@ pub fn parse_dest(buf: &[u8], svc_af: u16) -> Result<Dest, ParseError> {
         inactive_conns: 0,
         persist_conns: 0,
         stats: Stats::default(),
+        tunnel: TunnelOpts::default(),
     };
     let mut stats = None;
     let mut stats64 = None;
@@ -451,6 +455,12 @@ pub fn parse_dest(buf: &[u8], svc_af: u16) -> Result<Dest, ParseError> {
                 d.persist_conns = get_u32(p, "dest PERSIST_CONNS")?
             }
             uapi::RVS_DEST_ATTR_ADDR_FAMILY => af = get_u16(p, "dest ADDR_FAMILY")?,
+            uapi::RVS_DEST_ATTR_TUN_TYPE => match p {
+                [t] => d.tunnel.kind = *t,
+                _ => return perr(format!("dest TUN_TYPE: expected 1 byte, got {}", p.len())),
+            },
+            uapi::RVS_DEST_ATTR_TUN_PORT => d.tunnel.port = get_be16(p, "dest TUN_PORT")?,
+            uapi::RVS_DEST_ATTR_TUN_FLAGS => d.tunnel.flags = get_u16(p, "dest TUN_FLAGS")?,
             uapi::RVS_DEST_ATTR_STATS => stats = Some(parse_stats(p)?),
             uapi::RVS_DEST_ATTR_STATS64 => stats64 = Some(parse_stats(p)?),
             _ => {}
@@ -670,6 +680,11 @@ mod tests {
             weight: 3,
             upper_threshold: 100,
             lower_threshold: 10,
+            tunnel: TunnelOpts {
+                kind: 1,
+                port: 6080,
+                flags: 1,
+            },
         };
         let got = dest_attrs(&tcp_key(), &dest);
         let mut daddr = [0u8; 16];
@@ -686,6 +701,9 @@ mod tests {
                     attr(5, &ne32(100)),
                     attr(6, &ne32(10)),
                     attr(11, &ne16(2)),
+                    attr(13, &[1]),
+                    attr(14, &6080u16.to_be_bytes()),
+                    attr(15, &ne16(1)),
                 ]
                 .concat(),
             ),

@@ -585,6 +585,7 @@ impl ConnTable {
         }
         // A new connection starts inactive (state NONE).
         conn.counter().fetch_add(1, Ordering::Relaxed);
+        conn.dest.refresh_overload();
         conn.next
             .store(head.load(Ordering::Relaxed), Ordering::Relaxed);
         let raw = KBox::into_raw(conn);
@@ -667,6 +668,7 @@ impl ConnTable {
                 // Readers at `c` still see its `next`; new readers skip it.
                 link.store(c.next.load(Ordering::Relaxed), Ordering::Release);
                 dec_saturating(c.counter());
+                c.dest.refresh_overload();
                 self.count.fetch_sub(1, Ordering::Relaxed);
                 // SAFETY: unlinked above; `free_conn` runs after every
                 // reader that could hold `c` has left its read section.
@@ -682,9 +684,11 @@ impl ConnTable {
     /// Removes expired entries from every bucket; called periodically from
     /// process context. When the table is fuller than `drop_entry` percent
     /// of `max`, also evicts embryonic entries idle for
-    /// `defense::DROP_MIN_IDLE_SECS` or more. Returns how many went
-    /// (expired and evicted together).
-    pub(crate) fn collect(&self, limits: Limits) -> u32 {
+    /// `defense::DROP_MIN_IDLE_SECS` or more. With `nodest` (the
+    /// `expire_nodest_conn` setting), connections of deleted real servers
+    /// go too, as IPVS's flush work does. Returns how many went (expired
+    /// and evicted together).
+    pub(crate) fn collect(&self, limits: Limits, nodest: bool) -> u32 {
         let now = jiffies();
         let dropping = defense::above_threshold(self.count(), limits.max, limits.drop_entry);
         let min_idle = secs_to_jiffies(defense::DROP_MIN_IDLE_SECS);
@@ -692,7 +696,7 @@ impl ConnTable {
         let mut evicted = 0u64;
         for b in 0..self.buckets.len() {
             removed += self.sweep_bucket(b, |c| {
-                if c.is_expired(now) {
+                if c.is_expired(now) || (nodest && !c.template && c.dest.is_removed()) {
                     return true;
                 }
                 let drop = dropping && c.is_embryonic() && u64::from(c.idle(now)) >= min_idle;

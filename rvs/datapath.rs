@@ -17,9 +17,11 @@ use crate::hooks::Verdict;
 use crate::netns::Net;
 use crate::rcu::ReadGuard;
 use crate::rvs_core::config::FwdMethod;
+use crate::rvs_core::icmp::{self, IcmpNat, IPPROTO_ICMP};
 use crate::rvs_core::packet::{self, Ipv4Info, ParseError, IPPROTO_TCP, IPPROTO_UDP};
 use crate::rvs_core::proto::{Dir, TcpFlags};
 use crate::rvs_core::sched::Flow;
+use crate::rvs_core::settings::Setting;
 use crate::service::{Dest, Service};
 use crate::skb::Skb;
 use crate::state::NetState;
@@ -78,20 +80,25 @@ pub(crate) fn addr4(a: &[u8; 16]) -> [u8; 4] {
     [a[0], a[1], a[2], a[3]]
 }
 
+/// Parses the IPv4 header (options included), making it linear.
+fn parse_ip(skb: &mut Skb<'_>) -> Option<Ipv4Info> {
+    let pkt_len = skb.len();
+    let mut want = 20usize;
+    loop {
+        let hdr = skb.header(want)?;
+        match packet::parse_ipv4(hdr, pkt_len) {
+            Ok(ip) => return Some(ip),
+            Err(ParseError::NeedMore { needed }) if needed > want => want = needed,
+            Err(_) => return None,
+        }
+    }
+}
+
 /// Parses the IPv4 and TCP/UDP headers, making exactly those bytes linear.
 /// `None` for anything rvs does not balance (other protocols, non-first
 /// fragments, truncated or malformed headers).
 pub(crate) fn parse(skb: &mut Skb<'_>) -> Option<Packet> {
-    let pkt_len = skb.len();
-    let mut want = 20usize;
-    let ip = loop {
-        let hdr = skb.header(want)?;
-        match packet::parse_ipv4(hdr, pkt_len) {
-            Ok(ip) => break ip,
-            Err(ParseError::NeedMore { needed }) if needed > want => want = needed,
-            Err(_) => return None,
-        }
-    };
+    let ip = parse_ip(skb)?;
     if ip.proto != IPPROTO_TCP && ip.proto != IPPROTO_UDP {
         return None;
     }
@@ -131,7 +138,7 @@ pub(crate) fn handle(point: HookPoint, ns: &NetState, net: &Net, mut skb: Skb<'_
         return Verdict::Accept;
     };
     let Some(pkt) = parse(&mut skb) else {
-        return Verdict::Accept;
+        return icmp_error(point, conns, net, skb);
     };
     let g = ReadGuard::new();
     match point {
@@ -157,7 +164,15 @@ fn request(
     let mut new_conn = false;
     // A one-packet (`-o`) datagram's entry, which stays out of the table.
     let unhashed: Conn;
-    let conn = match conns.lookup_in(g, proto, &caddr, pkt.sport, &vaddr, pkt.dport) {
+    let mut found = conns.lookup_in(g, proto, &caddr, pkt.sport, &vaddr, pkt.dport);
+    if let Some(c) = found {
+        match nodest(ns, c, pkt) {
+            Nodest::Keep => {}
+            Nodest::Drop => return Verdict::Drop,
+            Nodest::Expired => found = None,
+        }
+    }
+    let conn = match found {
         Some(c) => c,
         None => {
             // Firewall-mark services first, as IPVS's ip_vs_service_find.
@@ -186,7 +201,16 @@ fn request(
             };
             let dest = match svc.persistence() {
                 Some((timeout, mask)) => {
-                    persistent_dest(conns, g, svc, &flow, timeout, mask, ns.limits())
+                    let quiescent = ns.setting(Setting::ExpireQuiescentTemplate) != 0;
+                    persistent_dest(
+                        conns,
+                        g,
+                        svc,
+                        &flow,
+                        (timeout, mask),
+                        quiescent,
+                        ns.limits(),
+                    )
                 }
                 None => svc.schedule(g, &flow),
             };
@@ -229,22 +253,58 @@ fn request(
     xmit::transmit(net, skb, pkt, conn, point == HookPoint::LocalInRequest)
 }
 
+/// What becomes of a connection whose real server is gone.
+enum Nodest {
+    /// Its server is there: carry on.
+    Keep,
+    /// Drop the packet; the connection lives until it times out.
+    Drop,
+    /// The connection ended before this packet, which is handled as if no
+    /// connection existed.
+    Expired,
+}
+
+/// Connections of deleted real servers, as IPVS: with
+/// `expire_nodest_conn` 0 (the default) their packets are dropped until
+/// they time out; with 1 the connection ends at its next packet, which is
+/// then scheduled like a new connection's first (a TCP segment that is
+/// not a SYN goes to the local stack, which answers with a reset). With 1
+/// a new TCP connection (SYN) reusing the addresses and ports of one whose
+/// server is quiesced (weight 0) also ends the old one.
+fn nodest(ns: &NetState, c: &Conn, pkt: &Packet) -> Nodest {
+    let removed = c.dest.is_removed();
+    let syn = pkt.tcp.is_some_and(|f| f.syn && !f.ack && !f.rst);
+    let quiesced_reuse = syn && c.dest.weight() == 0;
+    if !removed && !quiesced_reuse {
+        return Nodest::Keep;
+    }
+    if ns.setting(Setting::ExpireNodestConn) != 0 {
+        c.expire_now();
+        Nodest::Expired
+    } else if removed {
+        Nodest::Drop
+    } else {
+        Nodest::Keep
+    }
+}
+
 /// The server of a persistent service for this client: the one its
 /// template (client address masked by `-M`) names while that server is
 /// still in the service, else a newly scheduled one, remembered for
 /// `timeout` seconds after the client's last new connection. As in IPVS, a
-/// quiesced (weight 0) server keeps its persistent clients. A
-/// firewall-mark service's template is keyed by protocol 0, the mark as
-/// virtual address and port 0 (IPVS's `ip_vs_sched_persist`), so every
-/// port and protocol of the mark sticks to one server.
-#[allow(clippy::too_many_arguments)]
+/// quiesced (weight 0) server keeps its persistent clients, unless
+/// `quiescent` (the `expire_quiescent_template` setting) says such
+/// templates expire, so their clients move on. A firewall-mark service's
+/// template is keyed by protocol 0, the mark as virtual address and port 0
+/// (IPVS's `ip_vs_sched_persist`), so every port and protocol of the mark
+/// sticks to one server.
 fn persistent_dest(
     conns: &ConnTable,
     g: &ReadGuard,
     svc: &Arc<Service>,
     flow: &Flow,
-    timeout: u32,
-    mask: [u8; 4],
+    (timeout, mask): (u32, [u8; 4]),
+    quiescent: bool,
     limits: crate::conn::Limits,
 ) -> Option<Arc<Dest>> {
     let (caddr, vaddr, vport) = (&flow.caddr, &flow.vaddr, flow.vport);
@@ -260,7 +320,8 @@ fn persistent_dest(
         (svc.key.protocol, vaddr, vport)
     };
     if let Some(t) = conns.lookup_template(g, proto, &masked, vaddr, vport) {
-        if !t.dest.removed.load(Ordering::Relaxed) {
+        let expired = quiescent && t.dest.weight() == 0;
+        if !t.dest.removed.load(Ordering::Relaxed) && !expired {
             t.touch(timeout);
             return Some(t.dest.clone());
         }
@@ -288,6 +349,74 @@ fn persistent_dest(
         limits,
     );
     Some(t.map_or(dest, |t| t.dest.clone()))
+}
+
+/// An ICMP error about a connection rvs forwards (IPVS's `ip_vs_out_icmp`
+/// and `ip_vs_in_icmp`), translated by `rvs_core::icmp`:
+///
+/// - at the reply hooks (FORWARD, LOCAL_IN for clients on the director),
+///   an error about a NAT request `client -> real server` (from the real
+///   server, or a router on its side) goes on to the client, from the VIP
+///   and quoting `client -> VIP`;
+/// - at LOCAL_IN for requests, an error sent to the VIP about a reply
+///   `VIP -> client` goes to the connection's real server: for NAT with
+///   the real server's address put back, for DR and TUN unchanged (the
+///   real server holds the VIP).
+///
+/// Anything else (other ICMP, malformed or truncated quotes, unknown
+/// connections) passes untouched.
+fn icmp_error(point: HookPoint, conns: &ConnTable, net: &Net, mut skb: Skb<'_>) -> Verdict {
+    let Some(outer) = parse_ip(&mut skb) else {
+        return Verdict::Accept;
+    };
+    if outer.proto != IPPROTO_ICMP || point == HookPoint::LocalOutRequest {
+        return Verdict::Accept;
+    }
+    let want = icmp::linear_len_v4(outer.ihl_len, skb.len());
+    let Some(buf) = skb.header(want) else {
+        return Verdict::Accept;
+    };
+    let Ok(q) = icmp::parse_v4(buf, &outer) else {
+        return Verdict::Accept;
+    };
+    let g = ReadGuard::new();
+    let (saddr, daddr) = (addr16(q.saddr), addr16(q.daddr));
+    if point == HookPoint::LocalInRequest {
+        // The quoted packet is a reply: VIP -> client.
+        let Some(conn) = conns.lookup_in(&g, q.proto, &daddr, q.dport, &saddr, q.sport) else {
+            return Verdict::Accept;
+        };
+        if conn.fwd == FwdMethod::Masq {
+            let nat = IcmpNat::ToServer {
+                daddr: addr4(&conn.tuple.daddr),
+                dport: conn.tuple.dport,
+            };
+            let Some(buf) = skb.header_mut(q.rewrite_len) else {
+                return Verdict::Drop;
+            };
+            if icmp::nat_v4(buf, &q, nat).is_err() {
+                return Verdict::Accept;
+            }
+        }
+        return xmit::forward_icmp(net, skb, &outer, conn);
+    }
+    // The quoted packet is a request after NAT: client -> real server.
+    let Some(conn) = conns.lookup_out(&g, q.proto, &daddr, q.dport, &saddr, q.sport) else {
+        return Verdict::Accept;
+    };
+    if conn.fwd != FwdMethod::Masq {
+        return Verdict::Accept;
+    }
+    let nat = IcmpNat::ToClient {
+        vaddr: addr4(&conn.tuple.vaddr),
+        vport: conn.tuple.vport,
+    };
+    let Some(buf) = skb.header_mut(q.rewrite_len) else {
+        return Verdict::Drop;
+    };
+    // A refused rewrite changed nothing: let the error pass as it is.
+    let _ = icmp::nat_v4(buf, &q, nat);
+    Verdict::Accept
 }
 
 fn reply(

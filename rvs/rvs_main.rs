@@ -31,6 +31,8 @@ pub mod rvs_core {
     pub mod defense;
     pub mod estimator;
     pub mod hash;
+    pub mod icmp;
+    pub mod lblc;
     pub mod mh;
     pub mod nlattr;
     pub mod packet;

@@ -15,11 +15,13 @@
 
 use crate::rcu::{lock_bh, RcuCell, ReadGuard, WriterToken};
 use crate::rvs_core::config::{self, ConfigError, FwdMethod, EEXIST, ENOENT, ESRCH};
-use crate::rvs_core::sched::{self, DestView, Flow, MhTable, SchedFlags, SchedKind, SchedState};
+use crate::rvs_core::sched::{
+    self, DestView, Flow, LblcTable, MhTable, SchedFlags, SchedKind, SchedState,
+};
 use crate::rvs_core::svcattr::{DestParams, ServiceKey, ServiceParams};
 use crate::rvs_core::tunnel::Tunnel;
 use crate::stats::Stats;
-use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 use kernel::prelude::*;
 use kernel::sync::{new_spinlock, Arc, SpinLock};
 
@@ -45,6 +47,11 @@ pub(crate) struct Dest {
     pub(crate) persist_conns: AtomicU32,
     /// Deleted from its service: templates must not send new clients here.
     pub(crate) removed: core::sync::atomic::AtomicBool,
+    /// Over its upper connection threshold and not yet below the lower
+    /// one (`-x`/`-y` hysteresis, see [`Dest::refresh_overload`]).
+    overloaded: AtomicBool,
+    /// Names the server in lblc/lblcr tables (unique while it exists).
+    id: u32,
     /// Traffic counters.
     pub(crate) stats: Stats,
 }
@@ -65,6 +72,8 @@ impl Dest {
                 inactive_conns: AtomicU32::new(0),
                 persist_conns: AtomicU32::new(0),
                 removed: core::sync::atomic::AtomicBool::new(false),
+                overloaded: AtomicBool::new(false),
+                id: next_dest_id(),
                 stats: Stats::new()?,
             },
             GFP_KERNEL,
@@ -80,11 +89,37 @@ impl Dest {
         }
         self.u_thresh.store(p.u_thresh, Relaxed);
         self.l_thresh.store(p.l_thresh, Relaxed);
+        self.refresh_overload();
+    }
+
+    /// Re-evaluates the overload flag from the current connection count
+    /// and thresholds (IPVS's hysteresis, `rvs_core::sched::overload_next`).
+    /// Called whenever the count or the thresholds change and before each
+    /// scheduling decision; concurrent callers may race, but each stores a
+    /// state computed from a count that was current, and the next call
+    /// corrects any stale one.
+    pub(crate) fn refresh_overload(&self) -> bool {
+        let conns = self
+            .active_conns
+            .load(Relaxed)
+            .saturating_add(self.inactive_conns.load(Relaxed));
+        let (u, l) = self.thresholds();
+        let cur = self.overloaded.load(Relaxed);
+        let next = sched::overload_next(cur, conns, u, l);
+        if next != cur {
+            self.overloaded.store(next, Relaxed);
+        }
+        next
     }
 
     /// The forwarding method for new connections.
     pub(crate) fn fwd(&self) -> FwdMethod {
         config::validate_fwd_method(self.fwd.load(Relaxed)).unwrap_or(FwdMethod::Route)
+    }
+
+    /// Whether the server was deleted from its service.
+    pub(crate) fn is_removed(&self) -> bool {
+        self.removed.load(Relaxed)
     }
 
     /// How tunnelled packets to this server are encapsulated.
@@ -106,19 +141,31 @@ impl Dest {
     fn view(&self) -> DestView {
         let active = self.active_conns.load(Relaxed);
         let inactive = self.inactive_conns.load(Relaxed);
-        let u = self.u_thresh.load(Relaxed);
         DestView {
             weight: self.weight(),
             active_conns: active,
             inactive_conns: inactive,
-            overloaded: u != 0 && active.saturating_add(inactive) >= u,
+            overloaded: self.refresh_overload(),
             hash_key: sched::dest_hash_key(&self.addr, self.port),
             last_weight: self.last_weight.load(Relaxed),
+            id: self.id,
         }
     }
 
     fn same(&self, addr: &[u8; 16], port: u16) -> bool {
         self.addr == *addr && self.port == port
+    }
+}
+
+/// A fresh [`Dest::id`]: never 0; wraps after 2^32 - 1 servers were
+/// created, far beyond any table's lifetime in practice.
+fn next_dest_id() -> u32 {
+    static NEXT: AtomicU32 = AtomicU32::new(1);
+    loop {
+        let id = NEXT.fetch_add(1, Relaxed);
+        if id != 0 {
+            return id;
+        }
     }
 }
 
@@ -129,10 +176,33 @@ pub(crate) type DestList = KVec<Arc<Dest>>;
 /// services fall back to one atomic allocation per new connection.
 const STACK_VIEWS: usize = 32;
 
-/// A service's scheduler: its state and, for mh, its lookup table.
+/// A service's scheduler: its state and, for mh, its lookup table, for
+/// lblc/lblcr their address table.
 struct Scheduler {
     state: SchedState,
     mh: Option<KBox<MhTable>>,
+    lblc: Option<KVBox<LblcTable>>,
+}
+
+/// An empty lblc/lblcr table with a random hash key (about 72 KiB:
+/// kvmalloc, never on the stack).
+fn new_lblc_table() -> Result<KVBox<LblcTable>> {
+    let b = KVBox::<LblcTable>::new_uninit(GFP_KERNEL | __GFP_ZERO)?;
+    // SAFETY: the allocation is zero-filled, and an all-zero `LblcTable`
+    // is a valid empty table (documented in rvs_core::lblc).
+    let mut t = unsafe { b.assume_init() };
+    let mut key = [0u8; 16];
+    // SAFETY: `key` is a valid 16-byte buffer.
+    unsafe { crate::ffi::get_random_bytes(key.as_mut_ptr().cast(), key.len()) };
+    t.set_key(&key);
+    Ok(t)
+}
+
+/// Seconds since boot, monotonic (lblc/lblcr entry ages).
+fn now_secs() -> u64 {
+    // SAFETY: reads a constant.
+    let hz = unsafe { crate::ffi::rvs_hz() } as u64;
+    crate::conn::jiffies() / hz.max(1)
 }
 
 /// A zeroed Maglev table on the heap (16 KiB: never on the stack).
@@ -152,7 +222,12 @@ impl Scheduler {
         } else {
             None
         };
-        Ok(Self { state, mh })
+        let lblc = if kind.needs_lblc_table() {
+            Some(new_lblc_table()?)
+        } else {
+            None
+        };
+        Ok(Self { state, mh, lblc })
     }
 }
 
@@ -240,9 +315,13 @@ impl Service {
         for (v, d) in views.iter_mut().zip(dests.iter()) {
             *v = d.view();
         }
+        let now = now_secs();
         let index = {
             let s = &mut *lock_bh(&self.sched);
-            s.state.schedule_flow_with(views, flow, s.mh.as_deref())?
+            match s.lblc.as_deref_mut() {
+                Some(t) => t.schedule(s.state.kind(), views, flow, now)?,
+                None => s.state.schedule_flow_with(views, flow, s.mh.as_deref())?,
+            }
         };
         dests.get(index).cloned()
     }
@@ -258,18 +337,25 @@ impl Service {
         for d in dests.iter() {
             views.push(d.view(), GFP_KERNEL)?;
         }
+        // lblc/lblcr keep what they learnt when the service is edited
+        // without changing its scheduler (as IPVS keeps its scheduler).
+        let current = lock_bh(&self.sched).state.kind();
+        let new = new.filter(|&(kind, _)| !(kind == current && kind.needs_lblc_table()));
         // Allocate outside the spinlock.
         let replacement = match new {
             Some((kind, flags)) => Some(Scheduler::new(kind, flags)?),
             None => None,
         };
-        let s = &mut *lock_bh(&self.sched);
-        if let Some(r) = replacement {
-            *s = r;
-        }
-        // The mh rebuild (~100 us) runs with bottom halves off; a lookup
-        // waits at most that long, and only on configuration changes.
-        s.state.dests_changed_with(&views, s.mh.as_deref_mut());
+        let old = {
+            let s = &mut *lock_bh(&self.sched);
+            let old = replacement.map(|r| core::mem::replace(s, r));
+            // The mh rebuild (~100 us) runs with bottom halves off; a lookup
+            // waits at most that long, and only on configuration changes.
+            s.state.dests_changed_with(&views, s.mh.as_deref_mut());
+            old
+        };
+        // Free the old tables (up to 72 KiB) outside the lock.
+        drop(old);
         Ok(())
     }
 }

@@ -140,7 +140,8 @@ impl NetState {
 
     fn collect(&self) {
         if let Some(conns) = self.conns() {
-            let n = conns.collect(self.limits());
+            let nodest = self.setting(Setting::ExpireNodestConn) != 0;
+            let n = conns.collect(self.limits(), nodest);
             self.collected.fetch_add(n, Ordering::Relaxed);
         }
         let now = crate::conn::jiffies();

@@ -91,6 +91,36 @@ pub(crate) fn transmit(
     Verdict::Stolen
 }
 
+/// Sends an ICMP error about connection `conn` (already translated for
+/// NAT by the caller) to its real server: routed to it for NAT, to it as
+/// next hop for DR, inside IP-in-IP for TUN. `ip` is the error's IPv4
+/// header. The error arrived from another host (LOCAL_IN).
+pub(crate) fn forward_icmp(
+    net: &Net,
+    mut skb: Skb<'_>,
+    ip: &packet::Ipv4Info,
+    conn: &Conn,
+) -> Verdict {
+    let daddr = addr4(&conn.tuple.daddr);
+    let known_nh = conn.fwd == FwdMethod::Route;
+    let Ok(rt) = skb::route_to(net, &mut skb, daddr, known_nh) else {
+        return Verdict::Drop;
+    };
+    if conn.fwd == FwdMethod::Tunnel {
+        let pkt = Packet {
+            ip: *ip,
+            sport: 0,
+            dport: 0,
+            tcp: None,
+        };
+        if encapsulate(net, &mut skb, &pkt, conn.dest.tunnel(), rt.saddr, daddr).is_err() {
+            return Verdict::Drop;
+        }
+    }
+    skb::local_out(net, skb, true);
+    Verdict::Stolen
+}
+
 /// Whether a packet of this size may not leave on a path of `mtu`: it is
 /// larger, may not be fragmented, and the stack will not segment it.
 fn too_big(skb: &Skb<'_>, mtu: u32, df: bool) -> bool {

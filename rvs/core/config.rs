@@ -365,7 +365,9 @@ mod tests {
         assert_eq!(parse_sched_name(b"wrr\0"), Ok(SchedKind::Wrr));
         assert_eq!(parse_sched_name(b"lc\0\0\0"), Ok(SchedKind::Lc));
         assert_eq!(parse_sched_name(b"wlc\0garbage"), Ok(SchedKind::Wlc));
-        let e = parse_sched_name(b"lblc\0").unwrap_err();
+        assert_eq!(parse_sched_name(b"lblc\0"), Ok(SchedKind::Lblc));
+        assert_eq!(parse_sched_name(b"lblcr"), Ok(SchedKind::Lblcr));
+        let e = parse_sched_name(b"lblcrr\0").unwrap_err();
         assert_eq!((e.errno, e.msg), (ENOENT, c"unknown scheduler"));
         assert_eq!(parse_sched_name(b"").unwrap_err().errno, ENOENT);
         assert_eq!(parse_sched_name(b"\0").unwrap_err().errno, ENOENT);

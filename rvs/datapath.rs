@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The packet path: what each hook does with an IPv4 packet.
+//! The packet path: what each hook does with an IPv4 or IPv6 packet.
 //!
 //! C counterpart: net/netfilter/ipvs/ip_vs_core.c.
 //!
@@ -16,8 +16,8 @@ use crate::conn::{ConnTable, Tuple};
 use crate::hooks::Verdict;
 use crate::netns::Net;
 use crate::rcu::ReadGuard;
-use crate::rvs_core::config::FwdMethod;
-use crate::rvs_core::packet::{self, Ipv4Info, ParseError, IPPROTO_TCP, IPPROTO_UDP};
+use crate::rvs_core::config::{AddrFamily, FwdMethod};
+use crate::rvs_core::packet::{self, IpInfo, ParseError, IPPROTO_TCP, IPPROTO_UDP};
 use crate::rvs_core::proto::{Dir, TcpFlags};
 use crate::rvs_core::sched::Flow;
 use crate::service::{Dest, Service};
@@ -54,10 +54,10 @@ impl HookPoint {
     }
 }
 
-/// A parsed TCP/UDP over IPv4 packet.
+/// A parsed TCP/UDP over IPv4 or IPv6 packet.
 pub(crate) struct Packet {
-    /// The IPv4 header fields.
-    pub(crate) ip: Ipv4Info,
+    /// The IP header fields (either family; addresses in 16-byte form).
+    pub(crate) ip: IpInfo,
     /// Source port, host order.
     pub(crate) sport: u16,
     /// Destination port, host order.
@@ -66,27 +66,24 @@ pub(crate) struct Packet {
     pub(crate) tcp: Option<TcpFlags>,
 }
 
-/// IPv4 address into rvs's 16-byte form.
-pub(crate) fn addr16(a: [u8; 4]) -> [u8; 16] {
-    let mut x = [0u8; 16];
-    x[..4].copy_from_slice(&a);
-    x
-}
-
 /// The IPv4 address of a 16-byte form.
 pub(crate) fn addr4(a: &[u8; 16]) -> [u8; 4] {
     [a[0], a[1], a[2], a[3]]
 }
 
-/// Parses the IPv4 and TCP/UDP headers, making exactly those bytes linear.
-/// `None` for anything rvs does not balance (other protocols, non-first
-/// fragments, truncated or malformed headers).
-pub(crate) fn parse(skb: &mut Skb<'_>) -> Option<Packet> {
+/// Parses the IP header (IPv6: with its extension headers) of family `af`
+/// and the TCP/UDP header, making exactly those bytes linear. `None` for
+/// anything rvs does not balance (other protocols, fragments, truncated or
+/// malformed headers).
+pub(crate) fn parse(skb: &mut Skb<'_>, af: AddrFamily) -> Option<Packet> {
     let pkt_len = skb.len();
-    let mut want = 20usize;
+    let mut want = match af {
+        AddrFamily::Inet => 20usize,
+        AddrFamily::Inet6 => 40usize,
+    };
     let ip = loop {
         let hdr = skb.header(want)?;
-        match packet::parse_ipv4(hdr, pkt_len) {
+        match packet::parse_ip(af, hdr, pkt_len) {
             Ok(ip) => break ip,
             Err(ParseError::NeedMore { needed }) if needed > want => want = needed,
             Err(_) => return None,
@@ -98,7 +95,7 @@ pub(crate) fn parse(skb: &mut Skb<'_>) -> Option<Packet> {
     if ip.is_fragment {
         return None;
     }
-    let off = ip.l4_offset();
+    let off = ip.l4_offset;
     let l4_len = if ip.proto == IPPROTO_TCP {
         // The full TCP header, options included (its length is in byte 12).
         let doff = skb.header(off.checked_add(20)?)?.get(off + 12)? >> 4;
@@ -122,15 +119,21 @@ pub(crate) fn parse(skb: &mut Skb<'_>) -> Option<Packet> {
     })
 }
 
-/// The hooks' entry point.
-pub(crate) fn handle(point: HookPoint, ns: &NetState, net: &Net, mut skb: Skb<'_>) -> Verdict {
+/// The hooks' entry point, for packets of family `af`.
+pub(crate) fn handle(
+    point: HookPoint,
+    af: AddrFamily,
+    ns: &NetState,
+    net: &Net,
+    mut skb: Skb<'_>,
+) -> Verdict {
     if skb.is_rvs_xmit() {
         return Verdict::Accept;
     }
     let Some(conns) = ns.conns() else {
         return Verdict::Accept;
     };
-    let Some(pkt) = parse(&mut skb) else {
+    let Some(pkt) = parse(&mut skb, af) else {
         return Verdict::Accept;
     };
     let g = ReadGuard::new();
@@ -151,14 +154,15 @@ fn request(
     pkt: &Packet,
     g: &ReadGuard,
 ) -> Verdict {
-    let caddr = addr16(pkt.ip.saddr);
-    let vaddr = addr16(pkt.ip.daddr);
+    let af = pkt.ip.af;
+    let caddr = pkt.ip.saddr;
+    let vaddr = pkt.ip.daddr;
     let proto = pkt.ip.proto;
     let mut new_conn = false;
-    let conn = match conns.lookup_in(g, proto, &caddr, pkt.sport, &vaddr, pkt.dport) {
+    let conn = match conns.lookup_in(g, af, proto, &caddr, pkt.sport, &vaddr, pkt.dport) {
         Some(c) => c,
         None => {
-            let Some(svc) = ns.services.lookup(g, proto, &vaddr, pkt.dport) else {
+            let Some(svc) = ns.services.lookup(g, af, proto, &vaddr, pkt.dport) else {
                 return Verdict::Accept;
             };
             // Only a SYN opens a TCP connection, as in IPVS; other segments
@@ -186,6 +190,7 @@ fn request(
                 return Verdict::Drop;
             };
             let tuple = Tuple {
+                af,
                 protocol: proto,
                 caddr,
                 cport: pkt.sport,
@@ -226,7 +231,7 @@ fn persistent_dest(
     svc: &Arc<Service>,
     flow: &Flow,
     timeout: u32,
-    mask: [u8; 4],
+    mask: [u8; 16],
 ) -> Option<Arc<Dest>> {
     let (caddr, vaddr, vport) = (&flow.caddr, &flow.vaddr, flow.vport);
     let mut masked = [0u8; 16];
@@ -234,7 +239,8 @@ fn persistent_dest(
         *m = a & k;
     }
     let proto = svc.key.protocol;
-    if let Some(t) = conns.lookup_template(g, proto, &masked, vaddr, vport) {
+    let af = svc.key.af;
+    if let Some(t) = conns.lookup_template(g, af, proto, &masked, vaddr, vport) {
         if !t.dest.removed.load(Ordering::Relaxed) {
             t.touch(timeout);
             return Some(t.dest.clone());
@@ -243,6 +249,7 @@ fn persistent_dest(
     }
     let dest = svc.schedule(g, flow)?;
     let tuple = Tuple {
+        af,
         protocol: proto,
         caddr: masked,
         cport: 0,
@@ -271,9 +278,16 @@ fn reply(
     pkt: &Packet,
     g: &ReadGuard,
 ) -> Verdict {
-    let daddr = addr16(pkt.ip.saddr);
-    let caddr = addr16(pkt.ip.daddr);
-    let Some(conn) = conns.lookup_out(g, pkt.ip.proto, &daddr, pkt.sport, &caddr, pkt.dport) else {
+    let (daddr, caddr) = (&pkt.ip.saddr, &pkt.ip.daddr);
+    let Some(conn) = conns.lookup_out(
+        g,
+        pkt.ip.af,
+        pkt.ip.proto,
+        daddr,
+        pkt.sport,
+        caddr,
+        pkt.dport,
+    ) else {
         return Verdict::Accept;
     };
     if conn.fwd != FwdMethod::Masq {
@@ -282,8 +296,8 @@ fn reply(
     conn.update(Dir::Output, pkt.tcp, ns.timeouts.get(g));
     conn.dest.stats.count_out(skb.len());
     conn.svc.stats.count_out(skb.len());
-    let vaddr = addr4(&conn.tuple.vaddr);
-    match xmit::nat_rewrite(&mut skb, pkt, xmit::Side::Source, vaddr, conn.tuple.vport) {
+    let vaddr = conn.tuple.vaddr;
+    match xmit::nat_rewrite(&mut skb, pkt, xmit::Side::Source, &vaddr, conn.tuple.vport) {
         Ok(()) => Verdict::Accept,
         Err(_) => Verdict::Drop,
     }

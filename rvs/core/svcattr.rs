@@ -43,6 +43,8 @@ pub struct ServiceParams {
 /// A destination as given in a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DestParams {
+    /// Real server address family (the service's unless tunnelled).
+    pub af: AddrFamily,
     /// Real server address, 16-byte form.
     pub addr: [u8; 16],
     /// Real server port, host order.
@@ -119,10 +121,13 @@ pub fn parse_service(
         Some(p) => nlattr::get_u32(svc::TIMEOUT, p).map_err(attr_err)?,
         None => 0,
     };
+    // IPv4: a mask (all ones by default); IPv6: a prefix length (128).
     let netmask = match get(svc::NETMASK) {
         Some(p) => nlattr::get_u32(svc::NETMASK, p).map_err(attr_err)?,
+        None if af == AddrFamily::Inet6 => 128,
         None => u32::MAX,
     };
+    config::validate_netmask(af, netmask)?;
     if let Some(pe) = get(svc::PE_NAME) {
         if pe.first().copied().unwrap_or(0) != 0 {
             return Err(ConfigError::new(
@@ -143,7 +148,9 @@ pub fn parse_service(
 }
 
 /// Decodes a destination nest of a service with family `svc_af`: address
-/// and port always, the rest when `full`.
+/// and port always, the rest when `full`. A real server of the other family
+/// is accepted only for tunnelling, and only checked when `full` (IPVS does
+/// not check it on delete).
 pub fn parse_dest(nest: &[u8], svc_af: AddrFamily, full: bool) -> Result<DestParams, ConfigError> {
     let mut t: [Option<&[u8]>; dest::MAX as usize + 1] = [None; dest::MAX as usize + 1];
     nlattr::parse_nested(nest, &mut t).map_err(attr_err)?;
@@ -153,18 +160,13 @@ pub fn parse_dest(nest: &[u8], svc_af: AddrFamily, full: bool) -> Result<DestPar
         Some(p) => config::validate_af(nlattr::get_u16(dest::ADDR_FAMILY, p).map_err(attr_err)?)?,
         None => svc_af,
     };
-    if af != svc_af {
-        return Err(ConfigError::new(
-            EINVAL,
-            c"real server address family differs from the service's",
-        ));
-    }
     let addr = get(dest::ADDR).ok_or(missing(c"real server address missing"))?;
     let addr = config::parse_addr(af, addr)?;
     let port = get(dest::PORT).ok_or(missing(c"real server port missing"))?;
     let port = nlattr::get_be16(dest::PORT, port).map_err(attr_err)?;
     config::validate_port(port)?;
     let mut d = DestParams {
+        af,
         addr,
         port,
         fwd: FwdMethod::Route,
@@ -176,7 +178,10 @@ pub fn parse_dest(nest: &[u8], svc_af: AddrFamily, full: bool) -> Result<DestPar
         return Ok(d);
     }
     let fwd = get(dest::FWD_METHOD).ok_or(missing(c"forwarding method missing"))?;
-    d.fwd = config::validate_fwd_method(nlattr::get_u32(dest::FWD_METHOD, fwd).map_err(attr_err)?)?;
+    let fwd_raw = nlattr::get_u32(dest::FWD_METHOD, fwd).map_err(attr_err)?;
+    d.fwd = config::validate_fwd_method(fwd_raw)?;
+    config::validate_dest_family(svc_af, af, fwd_raw)?;
+    config::validate_dest_addr(af, &addr)?;
     let weight = get(dest::WEIGHT).ok_or(missing(c"weight missing"))?;
     d.weight = nlattr::get_u32(dest::WEIGHT, weight).map_err(attr_err)?;
     config::validate_weight(d.weight)?;
@@ -291,6 +296,71 @@ mod tests {
         b
     }
 
+    fn v6(last: u8) -> [u8; 16] {
+        let mut x = [0u8; 16];
+        x[..4].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
+        x[15] = last;
+        x
+    }
+
+    #[test]
+    fn ipv6_service_and_dests() {
+        let mut b = attr(svc::AF, &10u16.to_ne_bytes());
+        b.extend(attr(svc::PROTOCOL, &17u16.to_ne_bytes()));
+        b.extend(attr(svc::ADDR, &v6(1)));
+        b.extend(attr(svc::PORT, &53u16.to_be_bytes()));
+        let (k, _) = parse_service(&b, false).unwrap();
+        assert_eq!((k.af, k.addr, k.port), (AddrFamily::Inet6, v6(1), 53));
+        // Four bytes are not an IPv6 address.
+        let mut short = attr(svc::AF, &10u16.to_ne_bytes());
+        short.extend(attr(svc::PROTOCOL, &6u16.to_ne_bytes()));
+        short.extend(attr(svc::ADDR, &[10, 0, 0, 1]));
+        short.extend(attr(svc::PORT, &80u16.to_be_bytes()));
+        assert_eq!(parse_service(&short, false).unwrap_err().errno, EINVAL);
+        // Netmask: a prefix length, 128 by default.
+        let mut full = b.clone();
+        full.extend(attr(svc::SCHED_NAME, b"rr\0"));
+        let (_, p) = parse_service(&full, true).unwrap();
+        assert_eq!(p.unwrap().netmask, 128);
+        let mut bad = full.clone();
+        bad.extend(attr(svc::NETMASK, &129u32.to_ne_bytes()));
+        let e = parse_service(&bad, true).unwrap_err();
+        assert_eq!(e.msg, c"IPv6 netmask must be a prefix length 1..128");
+
+        let dest6 = |addr: [u8; 16], fwd: u32| {
+            let mut d = attr(dest::ADDR, &addr);
+            d.extend(attr(dest::PORT, &53u16.to_be_bytes()));
+            d.extend(attr(dest::FWD_METHOD, &fwd.to_ne_bytes()));
+            d.extend(attr(dest::WEIGHT, &1u32.to_ne_bytes()));
+            d.extend(attr(dest::ADDR_FAMILY, &10u16.to_ne_bytes()));
+            d
+        };
+        let d = parse_dest(&dest6(v6(10), 0), AddrFamily::Inet6, true).unwrap();
+        assert_eq!((d.af, d.addr), (AddrFamily::Inet6, v6(10)));
+        // An IPv6 server of an IPv4 service: tunnel only.
+        assert!(parse_dest(&dest6(v6(10), 2), AddrFamily::Inet, true).is_ok());
+        let e = parse_dest(&dest6(v6(10), 3), AddrFamily::Inet, true).unwrap_err();
+        assert_eq!(e.errno, EINVAL);
+        // Link-local and multicast servers are refused.
+        let mut ll = [0u8; 16];
+        ll[..2].copy_from_slice(&[0xfe, 0x80]);
+        ll[15] = 1;
+        assert_eq!(
+            parse_dest(&dest6(ll, 0), AddrFamily::Inet6, true)
+                .unwrap_err()
+                .errno,
+            EINVAL
+        );
+        let mut mc = ll;
+        mc[..2].copy_from_slice(&[0xff, 0x02]);
+        assert_eq!(
+            parse_dest(&dest6(mc, 0), AddrFamily::Inet6, true)
+                .unwrap_err()
+                .errno,
+            EINVAL
+        );
+    }
+
     #[test]
     fn dest_decodes_and_validates() {
         let d = parse_dest(&dest_nest(8080, 0, 3), AddrFamily::Inet, true).unwrap();
@@ -299,8 +369,14 @@ mod tests {
         assert_eq!(e.errno, config::ERANGE);
         let e = parse_dest(&dest_nest(80, 1, 1), AddrFamily::Inet, true).unwrap_err();
         assert_eq!(e.errno, EINVAL);
+        // An IPv4 server of an IPv6 service: only tunnelled.
         let e = parse_dest(&dest_nest(80, 0, 1), AddrFamily::Inet6, true).unwrap_err();
         assert_eq!(e.errno, EINVAL);
+        let d = parse_dest(&dest_nest(80, 2, 1), AddrFamily::Inet6, true).unwrap();
+        assert_eq!((d.af, d.fwd), (AddrFamily::Inet, FwdMethod::Tunnel));
+        // Delete does not check the method.
+        let d = parse_dest(&dest_nest(80, 0, 1), AddrFamily::Inet6, false).unwrap();
+        assert_eq!(d.af, AddrFamily::Inet);
         let d = parse_dest(&dest_nest(80, 0, 70000), AddrFamily::Inet, false).unwrap();
         assert_eq!(d.port, 80);
     }

@@ -69,7 +69,29 @@ printf '%s\n' "$conns" | grep -q "^UDP .*\[$VIP\]:53 *\[2001:db8:1::[12]\]:5353"
 stats=$(adm "$LB" -L -n --stats) || fail "$ADM -L -n --stats failed"
 printf '%s\n' "$stats" | grep -q "^TCP  \[$VIP\]:80 *6 " || fail "IPv6 service did not count 6 connections: $stats"
 
-# IPv4 still works next to IPv6 in the same namespace (separate tables keys).
+# A client on the director itself (LOCAL_OUT request, LOCAL_IN reply).
+expect_balance "$LB" tcp $VIP 80 2 "rs1:1 rs2:1" "IPv6 NAT TCP, client on the director"
+
+# IPv4 next to IPv6 in the same namespace, to the same (dual-stack) servers.
+nsip "$LB" <<IP
+addr add 10.0.0.1/24 dev d0
+addr add 10.0.100.1/32 dev lo
+addr add 10.0.1.254/24 dev br0
+IP
+nsip "$CL" <<IP
+addr add 10.0.0.2/24 dev c0
+route add default via 10.0.0.1
+IP
+for i in 1 2; do
+  r=RS$i
+  printf 'addr add 10.0.1.%s/24 dev r0\nroute add default via 10.0.1.254\n' $i | nsip "${!r}"
+done
+nsysctl "$LB" net.ipv4.ip_forward=1
+adm_ok "$LB" -A -t 10.0.100.1:80 -s rr
+adm_ok "$LB" -a -t 10.0.100.1:80 -r 10.0.1.1:8080 -m
+adm_ok "$LB" -a -t 10.0.100.1:80 -r 10.0.1.2:8080 -m
+expect_balance "$CL" tcp 10.0.100.1 80 2 "rs1:1 rs2:1" "IPv4 NAT next to IPv6"
+expect_balance "$CL" tcp $VIP 80 2 "rs1:1 rs2:1" "IPv6 NAT next to IPv4"
 adm_ok "$LB" -C
 
 # --- DR and TUN ----------------------------------------------------------------
@@ -141,4 +163,9 @@ expect_balance "$DCL" tcp $VIP 81 3 "drs4:3" "IPv6 service, IPv4 real server (6i
 list=$(adm "$DLB" -L -n) || fail "$ADM -L -n failed"
 printf '%s\n' "$list" | sed 's/^/#   /' >&2
 printf '%s\n' "$list" | grep -q -- "-> $RIP4:81 *Tunnel" || fail "mixed-family real server not listed"
+if [ "$ADM" = rvsadm ]; then
+  conns=$(adm "$DLB" -L -n -c) || fail "rvsadm -L -n -c failed"
+  printf '%s\n' "$conns" | grep -q "\[$VIP\]:81 *$RIP4:81" ||
+    fail "mixed-family connection not listed with the IPv4 real server: $conns"
+fi
 pass "IPv6 NAT, DR, TUN and a mixed-family tunnel balance real traffic"

@@ -18,6 +18,7 @@
 #include <net/ip.h>
 #include <net/route.h>
 #include <net/ip_tunnels.h>
+#include <net/udp.h>
 #include <linux/workqueue.h>
 #include <linux/skbuff.h>
 

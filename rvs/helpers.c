@@ -22,6 +22,8 @@
 #include <net/route.h>
 #include <net/dst.h>
 #include <net/netfilter/nf_conntrack.h>
+#include <net/udp.h>
+#include <net/gre.h>
 #include <linux/percpu.h>
 
 #include "helpers.h"
@@ -233,6 +235,11 @@ int rvs_skb_cow_head(struct sk_buff *skb, unsigned int headroom)
 	return skb_cow_head(skb, headroom);
 }
 
+unsigned int rvs_skb_headroom(const struct sk_buff *skb)
+{
+	return skb_headroom(skb);
+}
+
 void rvs_skb_reset_network_header(struct sk_buff *skb)
 {
 	skb_reset_network_header(skb);
@@ -292,10 +299,8 @@ bool rvs_skb_csum_partial(const struct sk_buff *skb)
 	return skb->ip_summed == CHECKSUM_PARTIAL;
 }
 
-void rvs_tunnel_finish(struct net *net, struct sk_buff *skb, bool outer_v6,
-		       u8 inner_proto)
+void rvs_tunnel_finish(struct net *net, struct sk_buff *skb, bool outer_v6)
 {
-	skb_set_inner_ipproto(skb, inner_proto);
 	if (outer_v6) {
 		skb->protocol = htons(ETH_P_IPV6);
 	} else {
@@ -376,6 +381,44 @@ int rvs_nf_local_out6(struct net *net, struct sk_buff *skb)
 void rvs_skb_cb_clear(struct sk_buff *skb)
 {
 	memset(skb->cb, 0, sizeof(skb->cb));
+}
+
+/*
+ * Before tunnel headers go in front of an IP packet: GSO packets learn
+ * how to be segmented (gso_type), the inner headers are recorded (inner mac
+ * = inner network header: there is no inner link layer), as ip_tunnel does.
+ */
+int rvs_tunnel_prepare(struct sk_buff *skb, int gso_type, u8 inner_proto)
+{
+	int err = iptunnel_handle_offloads(skb, gso_type);
+
+	if (err)
+		return err;
+	skb->transport_header = skb->network_header;
+	skb_set_inner_ipproto(skb, inner_proto);
+	skb_set_inner_mac_header(skb, skb_inner_network_offset(skb));
+	return 0;
+}
+
+void rvs_skb_reset_transport_header(struct sk_buff *skb)
+{
+	skb_reset_transport_header(skb);
+}
+
+/* UDP source port of a tunnel: a hash of the inner flow (RFC 8086). */
+u16 rvs_udp_flow_src_port(struct net *net, struct sk_buff *skb)
+{
+	return ntohs(udp_flow_src_port(net, skb, 0, 0, false));
+}
+
+/* Pushes a GRE header (with checksum if csum) in front of an IPv4 packet. */
+void rvs_gre_push(struct sk_buff *skb, bool csum)
+{
+	IP_TUNNEL_DECLARE_FLAGS(flags) = { };
+
+	if (csum)
+		__set_bit(IP_TUNNEL_CSUM_BIT, flags);
+	gre_build_header(skb, gre_calc_hlen(flags), flags, htons(ETH_P_IP), 0, 0);
 }
 
 /*

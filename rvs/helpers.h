@@ -67,6 +67,7 @@ void rvs_skb_orphan(struct sk_buff *skb);
 void rvs_inet_proto_csum_replace2(__sum16 *sum, struct sk_buff *skb,
 				  __be16 from, __be16 to, bool pseudohdr);
 int rvs_skb_cow_head(struct sk_buff *skb, unsigned int headroom);
+unsigned int rvs_skb_headroom(const struct sk_buff *skb);
 void rvs_skb_reset_network_header(struct sk_buff *skb);
 void rvs_icmp_send_frag_needed(struct sk_buff *skb, u32 mtu);
 
@@ -80,8 +81,11 @@ bool rvs_rt_is_local(const struct rtable *rt);
 void rvs_rt_put(struct rtable *rt);
 int rvs_nf_local_out(struct net *net, struct sk_buff *skb);
 bool rvs_skb_csum_partial(const struct sk_buff *skb);
-void rvs_tunnel_finish(struct net *net, struct sk_buff *skb, bool outer_v6,
-		       u8 inner_proto);
+void rvs_tunnel_finish(struct net *net, struct sk_buff *skb, bool outer_v6);
+int rvs_tunnel_prepare(struct sk_buff *skb, int gso_type, u8 inner_proto);
+void rvs_skb_reset_transport_header(struct sk_buff *skb);
+u16 rvs_udp_flow_src_port(struct net *net, struct sk_buff *skb);
+void rvs_gre_push(struct sk_buff *skb, bool csum);
 
 /* IPv6 (addresses as 16 bytes, network order) */
 struct dst_entry;

@@ -14,6 +14,7 @@ use crate::genl::{errno, Attr, Dump, FamilySpec, Handler, Msg, OpSpec, Request};
 use crate::netns::{Net, PernetState};
 use crate::rcu::ReadGuard;
 use crate::rvs_core::config::ConfigError;
+use crate::rvs_core::settings;
 use crate::rvs_core::svcattr::{self, ServiceKey};
 use crate::service::{Dest, ModelError, Service};
 use crate::state::NetState;
@@ -56,6 +57,13 @@ static POLICY: [u8; CMD_ATTR_MAX + 1] = {
     p[ffi::RVS_CMD_ATTR_TIMEOUT_TCP_FIN as usize] = ffi::NLA_U32 as u8;
     p[ffi::RVS_CMD_ATTR_TIMEOUT_UDP as usize] = ffi::NLA_U32 as u8;
     p[ffi::RVS_CMD_ATTR_CONN as usize] = ffi::NLA_NESTED as u8;
+    // Runtime settings are the last attributes, u32 each (a host test in
+    // rvs/core/uapi.rs checks that against the settings table).
+    let mut a = ffi::RVS_CMD_ATTR_CONN as usize + 1;
+    while a <= CMD_ATTR_MAX {
+        p[a] = ffi::NLA_U32 as u8;
+        a += 1;
+    }
     p
 };
 
@@ -202,13 +210,22 @@ fn get_info(req: &Request<'_>) -> Result {
 
 fn set_config(req: &Request<'_>) -> Result {
     let ns = state_of(req)?;
-    let get = |kind| -> Result<u32> {
+    let get_opt = |kind: u32| -> Result<Option<u32>> {
         match req.attr(kind) {
             Some(a) => crate::rvs_core::nlattr::get_u32(kind as u16, a.payload)
+                .map(Some)
                 .map_err(|e| req.fail(EINVAL, e.msg())),
-            None => Ok(0),
+            None => Ok(None),
         }
     };
+    let get = |kind| get_opt(kind).map(|v| v.unwrap_or(0));
+    // Validate every setting before changing anything.
+    let mut values = [None; settings::COUNT];
+    for (value, spec) in values.iter_mut().zip(settings::SETTINGS.iter()) {
+        if let Some(v) = get_opt(u32::from(spec.attr))? {
+            *value = Some(settings::validate(spec, v).map_err(|c| fail_config(req, c))?);
+        }
+    }
     let (tcp, tcpfin, udp) = (
         get(ffi::RVS_CMD_ATTR_TIMEOUT_TCP)?,
         get(ffi::RVS_CMD_ATTR_TIMEOUT_TCP_FIN)?,
@@ -218,7 +235,9 @@ fn set_config(req: &Request<'_>) -> Result {
     let mut t = *ns.timeouts.get_writer(&mut *ctl);
     t.set_all(tcp, tcpfin, udp)
         .map_err(|_| req.fail(EINVAL, c"timeout too large"))?;
-    ns.timeouts.replace(t, &mut *ctl)
+    ns.timeouts.replace(t, &mut *ctl)?;
+    ns.set_settings(&mut ctl, &values);
+    Ok(())
 }
 
 fn get_config(req: &Request<'_>) -> Result {
@@ -232,6 +251,9 @@ fn get_config(req: &Request<'_>) -> Result {
     msg.put_u32(ffi::RVS_CMD_ATTR_TIMEOUT_TCP, t.tcp_established)?;
     msg.put_u32(ffi::RVS_CMD_ATTR_TIMEOUT_TCP_FIN, t.tcp_fin_wait)?;
     msg.put_u32(ffi::RVS_CMD_ATTR_TIMEOUT_UDP, t.udp)?;
+    for spec in settings::SETTINGS.iter() {
+        msg.put_u32(u32::from(spec.attr), ns.setting(spec.setting))?;
+    }
     reply.send()
 }
 
@@ -352,6 +374,10 @@ fn put_dest(msg: &mut Msg, d: &Dest) -> Result {
     msg.put_be16(ffi::RVS_DEST_ATTR_PORT, d.port)?;
     msg.put_u32(ffi::RVS_DEST_ATTR_FWD_METHOD, d.fwd().to_uapi())?;
     msg.put_u32(ffi::RVS_DEST_ATTR_WEIGHT, d.weight())?;
+    let (tun_type, tun_port, tun_flags) = d.tunnel().to_uapi();
+    msg.put(ffi::RVS_DEST_ATTR_TUN_TYPE, &[tun_type])?;
+    msg.put_be16(ffi::RVS_DEST_ATTR_TUN_PORT, tun_port)?;
+    msg.put_u16(ffi::RVS_DEST_ATTR_TUN_FLAGS, tun_flags)?;
     msg.put_u32(ffi::RVS_DEST_ATTR_U_THRESH, u)?;
     msg.put_u32(ffi::RVS_DEST_ATTR_L_THRESH, l)?;
     msg.put_u32(

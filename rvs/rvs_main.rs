@@ -35,7 +35,9 @@ pub mod rvs_core {
     pub mod packet;
     pub mod proto;
     pub mod sched;
+    pub mod settings;
     pub mod svcattr;
+    pub mod tunnel;
     pub mod uapi;
 }
 

@@ -17,6 +17,7 @@ use crate::rcu::{lock_bh, RcuCell, ReadGuard, WriterToken};
 use crate::rvs_core::config::{self, AddrFamily, ConfigError, FwdMethod, EEXIST, ENOENT, ESRCH};
 use crate::rvs_core::sched::{self, DestView, Flow, MhTable, SchedFlags, SchedKind, SchedState};
 use crate::rvs_core::svcattr::{DestParams, ServiceKey, ServiceParams};
+use crate::rvs_core::tunnel::Tunnel;
 use crate::stats::Stats;
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use kernel::prelude::*;
@@ -32,6 +33,8 @@ pub(crate) struct Dest {
     /// Port, host order.
     pub(crate) port: u16,
     fwd: AtomicU32,
+    /// Tunnel encapsulation (`Tunnel::pack`), read when transmitting.
+    tunnel: AtomicU32,
     weight: AtomicU32,
     /// Latest non-zero weight (mh keeps a quiesced server's table slots).
     last_weight: AtomicU32,
@@ -57,6 +60,7 @@ impl Dest {
                 addr: p.addr,
                 port: p.port,
                 fwd: AtomicU32::new(p.fwd.to_uapi()),
+                tunnel: AtomicU32::new(p.tunnel.pack()),
                 weight: AtomicU32::new(p.weight),
                 last_weight: AtomicU32::new(p.weight),
                 u_thresh: AtomicU32::new(p.u_thresh),
@@ -73,6 +77,7 @@ impl Dest {
 
     fn apply(&self, p: &DestParams) {
         self.fwd.store(p.fwd.to_uapi(), Relaxed);
+        self.tunnel.store(p.tunnel.pack(), Relaxed);
         self.weight.store(p.weight, Relaxed);
         if p.weight != 0 {
             self.last_weight.store(p.weight, Relaxed);
@@ -84,6 +89,11 @@ impl Dest {
     /// The forwarding method for new connections.
     pub(crate) fn fwd(&self) -> FwdMethod {
         config::validate_fwd_method(self.fwd.load(Relaxed)).unwrap_or(FwdMethod::Route)
+    }
+
+    /// How tunnelled packets to this server are encapsulated.
+    pub(crate) fn tunnel(&self) -> Tunnel {
+        Tunnel::unpack(self.tunnel.load(Relaxed))
     }
 
     /// Weight.

@@ -10,6 +10,7 @@
 //! a malformed or truncated packet can at worst fail the call. Writing
 //! first makes the bytes private to us (`skb_ensure_writable`).
 
+use crate::datapath::addr4;
 use crate::ffi;
 use crate::netns::Net;
 use crate::rvs_core::config::AddrFamily;
@@ -171,11 +172,6 @@ pub(crate) fn route_to(
     }
 }
 
-/// The IPv4 address of a 16-byte form.
-fn addr4(a: &[u8; 16]) -> [u8; 4] {
-    [a[0], a[1], a[2], a[3]]
-}
-
 fn route_to6(net: &Net, skb: &mut Skb<'_>, daddr: &[u8; 16], known_nh: bool) -> Result<RouteInfo> {
     let mut saddr = [0u8; 16];
     // SAFETY: `net` is alive; `daddr` and `saddr` are 16-byte buffers, read
@@ -281,42 +277,96 @@ pub(crate) fn cow_head(skb: &mut Skb<'_>, headroom: u32) -> Result {
     Ok(())
 }
 
-/// Prepends `hdr`, an outer IPv4 (20 bytes) or IPv6 (40 bytes) header of
-/// family `outer`, as the new network header (after [`cow_head`] reserved
-/// room for it), marks GSO packets for IP-in-IP / IP-in-IPv6 segmentation,
-/// and finishes the outer header (IPv4: ID and checksum) for an inner
-/// packet of protocol `inner_proto` (IPPROTO_IPIP or IPPROTO_IPV6).
-pub(crate) fn push_tunnel_header(
+/// Readies the packet for tunnel headers in front of it: GSO packets are
+/// marked for segmentation as `gso_type` (SKB_GSO_* bits), and the inner
+/// headers and protocol (IPPROTO_IPIP or IPPROTO_IPV6) are recorded.
+pub(crate) fn tunnel_prepare(skb: &mut Skb<'_>, gso_type: u32, inner_proto: u8) -> Result {
+    let gso_type = i32::try_from(gso_type).map_err(|_| EINVAL)?;
+    // SAFETY: valid skb.
+    if unsafe { ffi::rvs_tunnel_prepare(skb.ptr, gso_type, inner_proto) } != 0 {
+        return Err(ENOMEM);
+    }
+    Ok(())
+}
+
+/// Prepends `hdr` (after [`cow_head`] reserved room for it).
+fn push(skb: &mut Skb<'_>, hdr: &[u8]) -> Result {
+    let len = u32::try_from(hdr.len()).map_err(|_| EINVAL)?;
+    // SAFETY: valid skb. `skb_push` only panics when the headroom is short;
+    // check it first.
+    if unsafe { ffi::rvs_skb_headroom(skb.ptr) } < len {
+        return Err(ENOMEM);
+    }
+    // SAFETY: there are `len` bytes of private headroom (`cow_head`), so
+    // `skb_push` returns a pointer to `len` writable bytes.
+    unsafe {
+        let p = ffi::skb_push(skb.ptr, len).cast::<u8>();
+        core::ptr::copy_nonoverlapping(hdr.as_ptr(), p, hdr.len());
+    }
+    Ok(())
+}
+
+/// Prepends a tunnel header (UDP+GUE or GRE) as the transport header.
+pub(crate) fn push_tunnel_header(skb: &mut Skb<'_>, hdr: &[u8]) -> Result {
+    push(skb, hdr)?;
+    // SAFETY: valid skb whose data now starts at the tunnel header.
+    unsafe { ffi::rvs_skb_reset_transport_header(skb.ptr) };
+    Ok(())
+}
+
+/// Prepends the outer IP header `hdr` (20 bytes for IPv4, 40 for IPv6,
+/// family `outer`) as the new network header, clears the inner packet's
+/// control block and finishes the outer header (IPv4: ID and checksum).
+pub(crate) fn push_outer_ip_header(
     net: &Net,
     skb: &mut Skb<'_>,
     outer: AddrFamily,
     hdr: &[u8],
-    inner_proto: u8,
 ) -> Result {
-    let gso = match outer {
-        AddrFamily::Inet => ffi::SKB_GSO_IPXIP4,
-        AddrFamily::Inet6 => ffi::SKB_GSO_IPXIP6,
-    };
-    let len = u32::try_from(hdr.len()).map_err(|_| EINVAL)?;
-    // SAFETY: valid skb.
-    if unsafe { ffi::iptunnel_handle_offloads(skb.ptr, gso as i32) } != 0 {
-        return Err(ENOMEM);
-    }
-    // SAFETY: `cow_head` reserved at least `hdr.len()` (at most 40) bytes
-    // of private headroom, so `skb_push` returns a pointer to that many
-    // writable bytes; the control block of the inner packet is cleared
-    // before the outer header's output path reads it.
+    push(skb, hdr)?;
+    // SAFETY: valid skb whose data now starts at the outer IP header; its
+    // control block belongs to us until the output path reads it.
     unsafe {
-        let p = ffi::skb_push(skb.ptr, len).cast::<u8>();
-        core::ptr::copy_nonoverlapping(hdr.as_ptr(), p, hdr.len());
         ffi::rvs_skb_reset_network_header(skb.ptr);
         ffi::rvs_skb_cb_clear(skb.ptr);
-        ffi::rvs_tunnel_finish(
-            net.as_ptr(),
-            skb.ptr,
-            outer == AddrFamily::Inet6,
-            inner_proto,
-        );
+        ffi::rvs_tunnel_finish(net.as_ptr(), skb.ptr, outer == AddrFamily::Inet6);
     }
+    Ok(())
+}
+
+/// The UDP source port for a tunnel of this packet's flow.
+pub(crate) fn udp_flow_src_port(net: &Net, skb: &mut Skb<'_>) -> u16 {
+    // SAFETY: valid skb and namespace.
+    unsafe { ffi::rvs_udp_flow_src_port(net.as_ptr(), skb.ptr) }
+}
+
+/// Fills the UDP checksum of the tunnel header just pushed (0 = none when
+/// `!csum`), for every offload mode (`udp_set_csum`).
+pub(crate) fn udp_tunnel_csum(skb: &mut Skb<'_>, csum: bool, saddr: [u8; 4], daddr: [u8; 4]) {
+    let len = i32::try_from(skb.len()).unwrap_or(i32::MAX);
+    // SAFETY: valid skb whose transport header is the UDP header at `data`.
+    unsafe {
+        ffi::udp_set_csum(
+            !csum,
+            skb.ptr,
+            u32::from_ne_bytes(saddr),
+            u32::from_ne_bytes(daddr),
+            len,
+        )
+    };
+}
+
+/// Pushes a GRE header (checksummed if `csum`) as the transport header,
+/// with the kernel's own `gre_build_header` (after [`cow_head`]).
+pub(crate) fn push_gre_header(skb: &mut Skb<'_>, csum: bool, len: usize) -> Result {
+    let len = u32::try_from(len).map_err(|_| EINVAL)?;
+    // SAFETY: valid skb. The header is pushed into the headroom, checked
+    // first so `skb_push` cannot run out of it.
+    if unsafe { ffi::rvs_skb_headroom(skb.ptr) } < len {
+        return Err(ENOMEM);
+    }
+    // SAFETY: valid skb with at least `len` (the GRE header length) bytes
+    // of private headroom.
+    unsafe { ffi::rvs_gre_push(skb.ptr, csum) };
     Ok(())
 }

@@ -13,6 +13,7 @@ use crate::hooks::Hooks;
 use crate::netns::{Net, PernetState};
 use crate::rcu::{RcuCell, WriterToken};
 use crate::rvs_core::proto::Timeouts;
+use crate::rvs_core::settings::{self, Setting};
 use crate::service::Services;
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
@@ -43,6 +44,9 @@ pub(crate) struct NetState {
     conns: AtomicPtr<ConnTable>,
     /// Connection timeouts (`--set`), read per packet.
     pub(crate) timeouts: RcuCell<Timeouts>,
+    /// Runtime settings (`--set-option`), one per row of
+    /// `rvs_core::settings::SETTINGS`; read per packet, written under `ctl`.
+    settings: [AtomicU32; settings::COUNT],
     #[pin]
     ctl: Mutex<Ctl>,
     gc: Opaque<ffi::delayed_work>,
@@ -68,6 +72,23 @@ impl NetState {
         &self,
     ) -> kernel::sync::lock::Guard<'_, Ctl, kernel::sync::lock::mutex::MutexBackend> {
         self.ctl.lock()
+    }
+
+    /// The current value of a runtime setting (lock-free).
+    pub(crate) fn setting(&self, s: Setting) -> u32 {
+        self.settings
+            .get(s.index())
+            .map_or(s.spec().default, |v| v.load(Ordering::Relaxed))
+    }
+
+    /// Stores validated setting values; `values[i]` is row `i`'s new value,
+    /// `None` leaves it unchanged. The configuration lock orders writers.
+    pub(crate) fn set_settings(&self, _ctl: &mut Ctl, values: &[Option<u32>; settings::COUNT]) {
+        for (slot, v) in self.settings.iter().zip(values.iter()) {
+            if let Some(v) = v {
+                slot.store(*v, Ordering::Relaxed);
+            }
+        }
     }
 
     /// The connection table, once the first service was added.
@@ -151,6 +172,7 @@ impl PernetState for NetState {
                 services,
                 conns: AtomicPtr::new(ptr::null_mut()),
                 timeouts,
+                settings: settings::defaults().map(AtomicU32::new),
                 ctl <- new_mutex!(Ctl { hooks: None }, "rvs_netns_ctl"),
                 gc: Opaque::uninit(),
                 stopping: AtomicBool::new(false),

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Transmit: NAT, direct routing and IP-in-IP to the chosen real server.
+//! Transmit: NAT, direct routing and tunnels (IP-in-IP and IPv6 variants,
+//! GUE, GRE) to the chosen real server.
 //!
 //! C counterpart: net/netfilter/ipvs/ip_vs_xmit.c.
 //!
@@ -17,6 +18,7 @@ use crate::hooks::Verdict;
 use crate::netns::Net;
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::packet::{self, IPPROTO_UDP, IP_DF, TCP_CHECK_OFFSET, UDP_CHECK_OFFSET};
+use crate::rvs_core::tunnel::{self, Tunnel};
 use crate::skb::{self, Skb};
 use kernel::prelude::*;
 
@@ -72,9 +74,10 @@ pub(crate) fn transmit(
     let Ok(rt) = rt else {
         return Verdict::Drop;
     };
+    let tunnel = conn.dest.tunnel();
     let overhead = match (conn.fwd, out_af) {
-        (FwdMethod::Tunnel, AddrFamily::Inet) => IPIP_HLEN,
-        (FwdMethod::Tunnel, AddrFamily::Inet6) => IP6IP_HLEN,
+        (FwdMethod::Tunnel, AddrFamily::Inet) => IPIP_HLEN + tunnel.header_len() as u32,
+        (FwdMethod::Tunnel, AddrFamily::Inet6) => IP6IP_HLEN + tunnel.header_len() as u32,
         _ => 0,
     };
     let mtu = rt.mtu.saturating_sub(overhead);
@@ -86,7 +89,7 @@ pub(crate) fn transmit(
         return Verdict::Drop;
     }
     if conn.fwd == FwdMethod::Tunnel
-        && encapsulate(net, &mut skb, pkt, out_af, &rt.saddr, daddr).is_err()
+        && encapsulate(net, &mut skb, pkt, tunnel, out_af, &rt.saddr, daddr).is_err()
     {
         return Verdict::Drop;
     }
@@ -177,62 +180,112 @@ pub(crate) fn nat_rewrite(
     Ok(())
 }
 
-/// Wraps the packet in an outer header of family `outer` from `saddr` to
-/// `daddr`: IP-in-IP (protocol 4) or IPv6-in-IPv4 (41) under IPv4,
-/// IPv4-in-IPv6 (4) or IPv6-in-IPv6 (41) under IPv6, as IPVS's tunnel
-/// transmitters do.
+/// Wraps the packet for `tunnel` (GUE or GRE header, if any) in an outer
+/// header of family `outer` from `saddr` to `daddr`. Plain IP-in-IP is
+/// protocol 4 for an IPv4 packet and 41 for an IPv6 one, under either
+/// outer family (ipip, 6in4, 4in6, ip6ip6), as IPVS's tunnel transmitters
+/// do; GUE and GRE are IPv4 only (refused for IPv6 by the configuration).
 fn encapsulate(
     net: &Net,
     skb: &mut Skb<'_>,
     pkt: &Packet,
+    tunnel: Tunnel,
     outer: AddrFamily,
     saddr: &[u8; 16],
     daddr: &[u8; 16],
 ) -> Result {
-    let inner_len = u16::try_from(skb.len()).map_err(|_| errno(ffi::EMSGSIZE))?;
-    let inner_proto = match pkt.ip.af {
-        AddrFamily::Inet => IPPROTO_IPIP,
-        AddrFamily::Inet6 => IPPROTO_IPV6,
+    let inner_len = skb.len();
+    let tun_len = tunnel.header_len();
+    let inner_v6 = pkt.ip.af == AddrFamily::Inet6;
+    let inner_proto = if inner_v6 { IPPROTO_IPV6 } else { IPPROTO_IPIP };
+    let outer_proto = match tunnel {
+        Tunnel::Ipip => inner_proto,
+        _ => tunnel.outer_protocol(),
     };
+    let outer_hlen = match outer {
+        AddrFamily::Inet => IPIP_HLEN,
+        AddrFamily::Inet6 => IP6IP_HLEN,
+    };
+    // IPv4: total length with the outer header; IPv6: payload length.
+    let len_field = inner_len
+        .checked_add(tun_len)
+        .and_then(|l| match outer {
+            AddrFamily::Inet => l.checked_add(IPIP_HLEN as usize),
+            AddrFamily::Inet6 => Some(l),
+        })
+        .and_then(|t| u16::try_from(t).ok())
+        .ok_or_else(|| errno(ffi::EMSGSIZE))?;
+    skb::cow_head(skb, outer_hlen + LL_HEADROOM + tun_len as u32)?;
     // The inner packet's TOS / traffic class is carried to the outer header.
     let tos = {
         let h = skb.header(2).ok_or(EINVAL)?;
-        match pkt.ip.af {
-            AddrFamily::Inet => h.get(1).copied().unwrap_or(0),
-            AddrFamily::Inet6 => (h[0] << 4) | (h[1] >> 4),
+        if inner_v6 {
+            (h[0] << 4) | (h[1] >> 4)
+        } else {
+            h[1]
         }
     };
+    // The flow hash is taken from the inner packet, before any push.
+    let sport = match tunnel {
+        Tunnel::Gue { .. } => skb::udp_flow_src_port(net, skb),
+        _ => 0,
+    };
+    skb::tunnel_prepare(skb, gso_type(tunnel, outer), inner_proto)?;
+    match tunnel {
+        Tunnel::Ipip => {}
+        Tunnel::Gue { csum, .. } => {
+            let mut hdr = [0u8; tunnel::GUE_HLEN];
+            tunnel
+                .gue_header(inner_len, inner_v6, sport, &mut hdr)
+                .ok_or_else(|| errno(ffi::EMSGSIZE))?;
+            skb::push_tunnel_header(skb, &hdr)?;
+            skb::udp_tunnel_csum(skb, csum, addr4(saddr), addr4(daddr));
+        }
+        Tunnel::Gre { csum } => skb::push_gre_header(skb, csum, tun_len)?,
+    }
     match outer {
         AddrFamily::Inet => {
-            let total = inner_len
-                .checked_add(IPIP_HLEN as u16)
-                .ok_or(errno(ffi::EMSGSIZE))?;
-            skb::cow_head(skb, IPIP_HLEN + LL_HEADROOM)?;
             let mut hdr = [0u8; 20];
             hdr[0] = 0x45;
             hdr[1] = tos;
-            hdr[2..4].copy_from_slice(&total.to_be_bytes());
+            hdr[2..4].copy_from_slice(&len_field.to_be_bytes());
             // Outer DF follows the inner packet's (always set for IPv6
             // inside), so PMTU discovery still works.
             let frag = if pkt.ip.df { IP_DF } else { 0 };
             hdr[6..8].copy_from_slice(&frag.to_be_bytes());
             hdr[8] = 64;
-            hdr[9] = inner_proto;
+            hdr[9] = outer_proto;
             hdr[12..16].copy_from_slice(&saddr[..4]);
             hdr[16..20].copy_from_slice(&daddr[..4]);
-            skb::push_tunnel_header(net, skb, outer, &hdr, inner_proto)
+            skb::push_outer_ip_header(net, skb, outer, &hdr)
         }
         AddrFamily::Inet6 => {
-            skb::cow_head(skb, IP6IP_HLEN + LL_HEADROOM)?;
             let mut hdr = [0u8; 40];
             hdr[0] = 0x60 | (tos >> 4);
             hdr[1] = tos << 4;
-            hdr[4..6].copy_from_slice(&inner_len.to_be_bytes());
-            hdr[6] = inner_proto;
+            hdr[4..6].copy_from_slice(&len_field.to_be_bytes());
+            hdr[6] = outer_proto;
             hdr[7] = 64;
             hdr[8..24].copy_from_slice(saddr);
             hdr[24..40].copy_from_slice(daddr);
-            skb::push_tunnel_header(net, skb, outer, &hdr, inner_proto)
+            skb::push_outer_ip_header(net, skb, outer, &hdr)
         }
     }
+}
+
+/// How the stack must segment a GSO packet in `tunnel` under an outer
+/// header of family `outer` (as IPVS's `ip_vs_tunnel_xmit*` ask).
+fn gso_type(tunnel: Tunnel, outer: AddrFamily) -> u32 {
+    let tun = match tunnel {
+        Tunnel::Ipip => 0,
+        Tunnel::Gue { csum: false, .. } => ffi::SKB_GSO_UDP_TUNNEL,
+        Tunnel::Gue { csum: true, .. } => ffi::SKB_GSO_UDP_TUNNEL_CSUM,
+        Tunnel::Gre { csum: false } => ffi::SKB_GSO_GRE,
+        Tunnel::Gre { csum: true } => ffi::SKB_GSO_GRE_CSUM,
+    };
+    let ip = match outer {
+        AddrFamily::Inet => ffi::SKB_GSO_IPXIP4,
+        AddrFamily::Inet6 => ffi::SKB_GSO_IPXIP6,
+    };
+    ip | tun
 }

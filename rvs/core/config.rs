@@ -161,7 +161,7 @@ pub fn persistence_mask(af: AddrFamily, netmask: u32) -> [u8; 16] {
             for b in m.iter_mut() {
                 let take = bits.min(8);
                 *b = (0xff00u16 >> take) as u8;
-                bits -= take;
+                bits = bits.saturating_sub(take);
             }
         }
     }

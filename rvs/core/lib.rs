@@ -35,5 +35,7 @@ pub mod nlattr;
 pub mod packet;
 pub mod proto;
 pub mod sched;
+pub mod settings;
 pub mod svcattr;
+pub mod tunnel;
 pub mod uapi;

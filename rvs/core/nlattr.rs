@@ -96,6 +96,14 @@ pub fn parse_nested<'a, const N: usize>(
     Ok(())
 }
 
+/// A `u8` payload, exactly 1 byte.
+pub fn get_u8(kind: u16, p: &[u8]) -> Result<u8, AttrError> {
+    match p {
+        [a] => Ok(*a),
+        _ => Err(AttrError::BadLength(kind)),
+    }
+}
+
 /// A `u16` payload in host order, exactly 2 bytes.
 pub fn get_u16(kind: u16, p: &[u8]) -> Result<u16, AttrError> {
     match p {

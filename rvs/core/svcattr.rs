@@ -11,6 +11,7 @@
 use super::config::{self, AddrFamily, ConfigError, FwdMethod, EINVAL, ENOENT, EOPNOTSUPP};
 use super::nlattr::{self, AttrError};
 use super::sched::SchedKind;
+use super::tunnel::{self, Tunnel};
 use super::uapi::{dest, svc};
 use core::ffi::CStr;
 
@@ -57,6 +58,8 @@ pub struct DestParams {
     pub u_thresh: u32,
     /// Lower connection threshold.
     pub l_thresh: u32,
+    /// Encapsulation when forwarding by tunnel (`--tun-type` ...).
+    pub tunnel: Tunnel,
 }
 
 fn attr_err(e: AttrError) -> ConfigError {
@@ -173,6 +176,7 @@ pub fn parse_dest(nest: &[u8], svc_af: AddrFamily, full: bool) -> Result<DestPar
         weight: 1,
         u_thresh: 0,
         l_thresh: 0,
+        tunnel: Tunnel::Ipip,
     };
     if !full {
         return Ok(d);
@@ -192,13 +196,24 @@ pub fn parse_dest(nest: &[u8], svc_af: AddrFamily, full: bool) -> Result<DestPar
         d.l_thresh = nlattr::get_u32(dest::L_THRESH, p).map_err(attr_err)?;
     }
     config::validate_thresholds(d.u_thresh, d.l_thresh)?;
-    if let Some(p) = get(dest::TUN_TYPE) {
-        if p.first().copied().unwrap_or(0) != 0 {
-            return Err(ConfigError::new(
-                EOPNOTSUPP,
-                c"only IPIP tunnels are supported yet",
-            ));
-        }
+    let tun_type = match get(dest::TUN_TYPE) {
+        Some(p) => nlattr::get_u8(dest::TUN_TYPE, p).map_err(attr_err)?,
+        None => tunnel::TYPE_IPIP,
+    };
+    let tun_port = match get(dest::TUN_PORT) {
+        Some(p) => nlattr::get_be16(dest::TUN_PORT, p).map_err(attr_err)?,
+        None => 0,
+    };
+    let tun_flags = match get(dest::TUN_FLAGS) {
+        Some(p) => nlattr::get_u16(dest::TUN_FLAGS, p).map_err(attr_err)?,
+        None => 0,
+    };
+    d.tunnel = Tunnel::from_uapi(tun_type, tun_port, tun_flags)?;
+    if d.tunnel != Tunnel::Ipip && (svc_af != AddrFamily::Inet || af != AddrFamily::Inet) {
+        return Err(ConfigError::new(
+            EOPNOTSUPP,
+            c"GUE and GRE tunnels carry IPv4 only yet",
+        ));
     }
     Ok(d)
 }

@@ -146,4 +146,23 @@ mod tests {
         check("RVS_DEST_ATTR_TUN_FLAGS", dest::TUN_FLAGS);
         check("__RVS_DEST_ATTR_MAX", dest::MAX + 1);
     }
+
+    /// Every setting is the attribute `RVS_CMD_ATTR_<NAME>`, and settings
+    /// are the last top-level attributes (the module's policy relies on it).
+    #[test]
+    fn settings_match_the_uapi_header() {
+        use super::super::settings::SETTINGS;
+        let h = header_values();
+        for spec in SETTINGS.iter() {
+            let name = std::format!("RVS_CMD_ATTR_{}", spec.name.to_uppercase());
+            assert_eq!(h.get(&name).copied(), Some(i64::from(spec.attr)), "{name}");
+        }
+        let last = SETTINGS.iter().map(|s| s.attr).max().unwrap();
+        assert_eq!(
+            h.get("__RVS_CMD_ATTR_MAX").copied(),
+            Some(i64::from(last) + 1)
+        );
+        assert_eq!(h.get("RVS_CMD_ATTR_CONN").copied(), Some(7));
+        assert_eq!(SETTINGS.iter().map(|s| s.attr).min(), Some(8));
+    }
 }

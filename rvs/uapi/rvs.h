@@ -79,6 +79,9 @@ enum rvs_attr {
 	RVS_CMD_ATTR_TIMEOUT_UDP,	/* 6: u32 seconds */
 	/* rvs additions, after IPVS's numbers */
 	RVS_CMD_ATTR_CONN,		/* 7: nested connection (GET_CONN replies) */
+	/* runtime settings, u32 each, named in rvs/core/settings.rs */
+	RVS_CMD_ATTR_EXPIRE_NODEST_CONN,	/* 8: 0/1 */
+	RVS_CMD_ATTR_EXPIRE_QUIESCENT_TEMPLATE,	/* 9: 0/1 */
 	__RVS_CMD_ATTR_MAX,
 };
 #define RVS_CMD_ATTR_MAX (__RVS_CMD_ATTR_MAX - 1)

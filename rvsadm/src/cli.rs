@@ -14,9 +14,10 @@ use clap::{Arg, ArgAction, ArgGroup, ArgMatches};
 
 use crate::types::{
     af_of, DestKey, DestSpec, Forward, Netmask, Protocol, ServiceKey, ServiceSpec, Timeouts,
-    DEFAULT_PERSISTENT_TIMEOUT, DEFAULT_SCHEDULER,
+    TunnelOpts, DEFAULT_PERSISTENT_TIMEOUT, DEFAULT_SCHEDULER,
 };
 use crate::uapi;
+use rvs_core::settings;
 
 /// Longest persistence timeout accepted by `-p` (31 days, in seconds).
 pub const MAX_PERSISTENT_TIMEOUT: u32 = 31 * 86400;
@@ -39,6 +40,9 @@ pub enum Command {
     Zero(Option<ServiceKey>),
     /// `--set TCP TCPFIN UDP`.
     SetTimeouts(Timeouts),
+    /// `--set-option NAME=VALUE ...`: (netlink attribute, value) pairs,
+    /// validated against `rvs_core::settings`.
+    SetOptions(Vec<(u16, u32)>),
     List(ListOptions),
 }
 
@@ -56,6 +60,8 @@ pub enum ListMode {
     Timeout,
     /// The connection table (`-L -c`).
     Connections,
+    /// The runtime settings (`-L --options`).
+    Options,
 }
 
 /// Options of `-L`.
@@ -68,6 +74,8 @@ pub struct ListOptions {
     pub mode: ListMode,
     /// `--exact`: counters and rates without K/M/G/T abbreviation.
     pub exact: bool,
+    /// `--tun-info`: a TunnelInfo column for real servers.
+    pub tun_info: bool,
 }
 
 /// A parsed command line.
@@ -105,11 +113,16 @@ Usage:
   rvsadm -C
   rvsadm -a|-e -t|-u service-address -r server-address [-g|-i|-m] [-w weight]
                 [-x upper-threshold] [-y lower-threshold]
+                [--tun-type ipip|gue|gre] [--tun-port port]
+                [--tun-nocsum|--tun-csum|--tun-remcsum]
   rvsadm -d -t|-u service-address -r server-address
-  rvsadm [-L|-l] [-t|-u service-address] [-n] [--stats|--rate] [--exact] [--json]
+  rvsadm [-L|-l] [-t|-u service-address] [-n] [--stats|--rate|--tun-info] [--exact]
+                [--json]
   rvsadm -L|-l -c|--timeout [-n] [--json]
   rvsadm -Z [-t|-u service-address]
   rvsadm --set tcp tcpfin udp
+  rvsadm --set-option name=value [--set-option name=value ...]
+  rvsadm -L|-l --options [--json]
   rvsadm -h | -V
 
 Commands (exactly one; without any, rvsadm lists the table like -L):
@@ -126,6 +139,9 @@ Commands (exactly one; without any, rvsadm lists the table like -L):
       --set TCP TCPFIN UDP
                          set the connection timeouts in seconds (TCP,
                          TCP after FIN, UDP; 0-2678400, 0 = leave unchanged)
+      --set-option NAME=VALUE
+                         change a runtime setting of this network namespace
+                         (repeatable; `-L --options` lists them, see rvsadm(8))
   -h, --help             show this help and exit
   -V, --version          show the version and exit
 
@@ -151,14 +167,23 @@ Options:
   -w, --weight WEIGHT             weight 0-65535 (default 1; 0 quiesces)
   -x, --u-threshold N             upper connection threshold (0 = none)
   -y, --l-threshold N             lower connection threshold (0 = none)
+      --tun-type TYPE             with -i: ipip (default), gue or gre
+      --tun-port PORT             with --tun-type gue: the real server's
+                                  GUE UDP port (required)
+      --tun-nocsum, --tun-csum    with gue or gre: no tunnel checksum
+                                  (default) or a UDP/GRE checksum
+      --tun-remcsum               with gue: remote checksum offload (IPVS
+                                  only; rvs.ko refuses it)
   -n, --numeric                   numeric output (rvsadm always prints
                                   numeric addresses and ports)
   -c, --connection                with -L: list the connections
       --timeout                   with -L: show the timeouts (tcp tcpfin udp)
+      --options                   with -L: show the runtime settings
       --stats                     with -L: counters (connections, packets,
                                   bytes) of services and real servers
       --rate                      with -L: rates (connections, packets,
                                   bytes per second)
+      --tun-info                  with -L: show each real server's tunnel
       --exact                     with --stats/--rate: exact numbers instead
                                   of abbreviating large ones with K/M/G/T
       --json                      list as JSON instead of ipvsadm's table
@@ -182,17 +207,24 @@ const OPTIONS: &[(&str, &str)] = &[
     ("weight", "-w/--weight"),
     ("u-threshold", "-x/--u-threshold"),
     ("l-threshold", "-y/--l-threshold"),
+    ("tun-type", "--tun-type"),
+    ("tun-port", "--tun-port"),
+    ("tun-nocsum", "--tun-nocsum"),
+    ("tun-csum", "--tun-csum"),
+    ("tun-remcsum", "--tun-remcsum"),
+    ("tun-info", "--tun-info"),
     ("numeric", "-n/--numeric"),
     ("json", "--json"),
     ("connection", "-c/--connection"),
     ("timeout", "--timeout"),
+    ("options", "--options"),
     ("stats", "--stats"),
     ("rate", "--rate"),
     ("exact", "--exact"),
 ];
 
 /// Options of `-L` that choose what it lists (at most one).
-const LIST_MODES: &[&str] = &["connection", "timeout", "stats", "rate"];
+const LIST_MODES: &[&str] = &["connection", "timeout", "options", "stats", "rate"];
 
 /// The commands: clap id, name for messages, options allowed with it.
 const COMMANDS: &[(&str, &str, &[&str])] = &[
@@ -237,6 +269,11 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
             "weight",
             "u-threshold",
             "l-threshold",
+            "tun-type",
+            "tun-port",
+            "tun-nocsum",
+            "tun-csum",
+            "tun-remcsum",
         ],
     ),
     (
@@ -252,6 +289,11 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
             "weight",
             "u-threshold",
             "l-threshold",
+            "tun-type",
+            "tun-port",
+            "tun-nocsum",
+            "tun-csum",
+            "tun-remcsum",
         ],
     ),
     (
@@ -269,13 +311,16 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
             "json",
             "connection",
             "timeout",
+            "options",
             "stats",
             "rate",
             "exact",
+            "tun-info",
         ],
     ),
     ("zero", "-Z/--zero", &["tcp-service", "udp-service"]),
     ("set", "--set", &[]),
+    ("set-option", "--set-option", &[]),
 ];
 
 fn flag(id: &'static str, short: char, long: &'static str) -> Arg {
@@ -315,6 +360,11 @@ fn clap_command() -> clap::Command {
                 .value_names(["TCP", "TCPFIN", "UDP"])
                 .num_args(3)
                 .allow_hyphen_values(false),
+            Arg::new("set-option")
+                .long("set-option")
+                .value_name("NAME=VALUE")
+                .num_args(1)
+                .action(ArgAction::Append),
             flag("help", 'h', "help"),
             flag("version", 'V', "version"),
             value("tcp-service", 't', "tcp-service", "ADDR:PORT"),
@@ -333,11 +383,34 @@ fn clap_command() -> clap::Command {
             value("weight", 'w', "weight", "WEIGHT"),
             value("u-threshold", 'x', "u-threshold", "N"),
             value("l-threshold", 'y', "l-threshold", "N"),
+            Arg::new("tun-type")
+                .long("tun-type")
+                .value_name("TYPE")
+                .num_args(1),
+            Arg::new("tun-port")
+                .long("tun-port")
+                .value_name("PORT")
+                .num_args(1),
+            Arg::new("tun-nocsum")
+                .long("tun-nocsum")
+                .action(ArgAction::SetTrue),
+            Arg::new("tun-csum")
+                .long("tun-csum")
+                .action(ArgAction::SetTrue),
+            Arg::new("tun-remcsum")
+                .long("tun-remcsum")
+                .action(ArgAction::SetTrue),
+            Arg::new("tun-info")
+                .long("tun-info")
+                .action(ArgAction::SetTrue),
             flag("numeric", 'n', "numeric"),
             Arg::new("json").long("json").action(ArgAction::SetTrue),
             flag("connection", 'c', "connection").alias("connections"),
             Arg::new("timeout")
                 .long("timeout")
+                .action(ArgAction::SetTrue),
+            Arg::new("options")
+                .long("options")
                 .action(ArgAction::SetTrue),
             Arg::new("stats").long("stats").action(ArgAction::SetTrue),
             Arg::new("rate").long("rate").action(ArgAction::SetTrue),
@@ -350,6 +423,11 @@ fn clap_command() -> clap::Command {
                 .multiple(false),
         )
         .group(ArgGroup::new("list-mode").args(LIST_MODES).multiple(false))
+        .group(
+            ArgGroup::new("tun-csum-mode")
+                .args(["tun-nocsum", "tun-csum", "tun-remcsum"])
+                .multiple(false),
+        )
         .group(
             ArgGroup::new("forward")
                 .args(["gatewaying", "ipip", "masquerading"])
@@ -434,11 +512,14 @@ where
         }
         "zero" => Command::Zero(service),
         "set" => Command::SetTimeouts(timeouts(&m)?),
+        "set-option" => Command::SetOptions(set_options(&m)?),
         _ => {
             let mode = if m.get_flag("connection") {
                 ListMode::Connections
             } else if m.get_flag("timeout") {
                 ListMode::Timeout
+            } else if m.get_flag("options") {
+                ListMode::Options
             } else if m.get_flag("stats") {
                 ListMode::Stats
             } else if m.get_flag("rate") {
@@ -446,12 +527,13 @@ where
             } else {
                 ListMode::Table
             };
-            if service.is_some() && matches!(mode, ListMode::Connections | ListMode::Timeout) {
-                let opt = if mode == ListMode::Connections {
-                    "-c/--connection"
-                } else {
-                    "--timeout"
-                };
+            let opt = match mode {
+                ListMode::Connections => Some("-c/--connection"),
+                ListMode::Timeout => Some("--timeout"),
+                ListMode::Options => Some("--options"),
+                _ => None,
+            };
+            if let (Some(_), Some(opt)) = (service, opt) {
                 let svc = if given(&m, "tcp-service") {
                     "-t/--tcp-service"
                 } else {
@@ -465,6 +547,7 @@ where
                 json: m.get_flag("json"),
                 mode,
                 exact: m.get_flag("exact"),
+                tun_info: m.get_flag("tun-info"),
             })
         }
     };
@@ -492,6 +575,31 @@ fn timeouts(m: &ArgMatches) -> Result<Timeouts, UsageError> {
         tcp_fin: parse(tcp_fin, "tcpfin timeout")?,
         udp: parse(udp, "udp timeout")?,
     })
+}
+
+/// `--set-option NAME=VALUE`, each checked against the settings table.
+fn set_options(m: &ArgMatches) -> Result<Vec<(u16, u32)>, UsageError> {
+    let mut out: Vec<(u16, u32)> = Vec::new();
+    for item in m.get_many::<String>("set-option").into_iter().flatten() {
+        let Some((name, value)) = item.split_once('=') else {
+            return usage(format!(
+                "--set-option takes NAME=VALUE (e.g. expire_nodest_conn=1), not '{item}'"
+            ));
+        };
+        let Some(spec) = settings::by_name(name.trim()) else {
+            let names: Vec<&str> = settings::SETTINGS.iter().map(|s| s.name).collect();
+            return usage(format!(
+                "unknown setting '{name}' (settings: {})",
+                names.join(", ")
+            ));
+        };
+        let v = parse_number(value.trim(), spec.min, spec.max, spec.name)?;
+        if out.iter().any(|(a, _)| *a == spec.attr) {
+            return usage(format!("setting {} given twice", spec.name));
+        }
+        out.push((spec.attr, v));
+    }
+    Ok(out)
 }
 
 fn service_of(m: &ArgMatches) -> Result<Option<ServiceKey>, UsageError> {
@@ -610,7 +718,63 @@ fn dest_spec(m: &ArgMatches, svc: &ServiceKey, cmd_name: &str) -> Result<DestSpe
         weight,
         upper_threshold: upper,
         lower_threshold: lower,
+        tunnel: tunnel_opts(m, forward)?,
     })
+}
+
+/// `--tun-type`, `--tun-port` and the checksum options, with ipvsadm's
+/// rules (and messages): only with -i; GUE needs a port and only GUE takes
+/// one; checksums only for GUE and GRE, remote checksum offload only GUE.
+fn tunnel_opts(m: &ArgMatches, forward: Forward) -> Result<TunnelOpts, UsageError> {
+    let csum_opt = ["tun-nocsum", "tun-csum", "tun-remcsum"]
+        .into_iter()
+        .find(|id| m.get_flag(id));
+    let any = given(m, "tun-type") || given(m, "tun-port") || csum_opt.is_some();
+    if !any {
+        return Ok(TunnelOpts::default());
+    }
+    if forward != Forward::Tunnel {
+        return usage("tunnel options conflict with the forwarding method (they need -i)");
+    }
+    let kind = match string_of(m, "tun-type").unwrap_or("ipip") {
+        "ipip" => TunnelOpts::IPIP,
+        "gue" => TunnelOpts::GUE,
+        "gre" => TunnelOpts::GRE,
+        other => return usage(format!("illegal tunnel type '{other}' (ipip, gue or gre)")),
+    };
+    let mut t = TunnelOpts {
+        kind,
+        ..TunnelOpts::default()
+    };
+    let name = t.type_name();
+    match string_of(m, "tun-port") {
+        Some(p) if kind == TunnelOpts::GUE => {
+            t.port = parse_number(p, 1, 65535, "tun-port")? as u16
+        }
+        Some(_) => {
+            return usage(format!(
+                "illegal 'tun-port' option with the '{name}' tunnel type"
+            ))
+        }
+        None if kind == TunnelOpts::GUE => {
+            return usage("you need to supply the 'tun-port' option for the 'gue' tunnel type")
+        }
+        None => {}
+    }
+    match csum_opt {
+        Some(o) if kind == TunnelOpts::IPIP => {
+            return usage(format!("illegal '{o}' option with the 'ipip' tunnel type"))
+        }
+        Some("tun-remcsum") if kind != TunnelOpts::GUE => {
+            return usage(format!(
+                "illegal 'tun-remcsum' option with the '{name}' tunnel type"
+            ))
+        }
+        Some("tun-csum") => t.flags = TunnelOpts::CSUM,
+        Some("tun-remcsum") => t.flags = TunnelOpts::REMCSUM,
+        _ => {}
+    }
+    Ok(t)
 }
 
 /// Parses `ADDR`, `ADDR:PORT`, `[IPV6]` or `[IPV6]:PORT` (numeric only).
@@ -811,6 +975,7 @@ mod tests {
                     weight: 3,
                     upper_threshold: 0,
                     lower_threshold: 0,
+                    tunnel: TunnelOpts::default(),
                 }
             )
         );
@@ -962,6 +1127,108 @@ mod tests {
                 udp: 2678400
             })
         );
+    }
+
+    #[test]
+    fn tunnel_options() {
+        let tun = |extra: &[&str]| {
+            let mut args = vec!["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-i"];
+            args.extend_from_slice(extra);
+            match run(&args) {
+                Ok(Command::AddServer(_, d)) => Ok(d.tunnel),
+                Ok(c) => panic!("{c:?}"),
+                Err(e) => Err(e),
+            }
+        };
+        let t = |kind, port, flags| Ok(TunnelOpts { kind, port, flags });
+        assert_eq!(tun(&[]), t(0, 0, 0));
+        assert_eq!(tun(&["--tun-type", "ipip"]), t(0, 0, 0));
+        assert_eq!(
+            tun(&["--tun-type", "gue", "--tun-port", "6080"]),
+            t(1, 6080, 0)
+        );
+        assert_eq!(
+            tun(&["--tun-type", "gue", "--tun-port", "6080", "--tun-csum"]),
+            t(1, 6080, 1)
+        );
+        assert_eq!(
+            tun(&["--tun-type", "gue", "--tun-port", "1", "--tun-remcsum"]),
+            t(1, 1, 2)
+        );
+        assert_eq!(tun(&["--tun-type", "gre", "--tun-csum"]), t(2, 0, 1));
+        assert_eq!(tun(&["--tun-type", "gre", "--tun-nocsum"]), t(2, 0, 0));
+        let bad = |extra: &[&str], want: &str| {
+            let e = tun(extra).unwrap_err();
+            assert!(e.contains(want), "{extra:?}: {e}");
+        };
+        bad(&["--tun-type", "gue"], "supply the 'tun-port' option");
+        bad(
+            &["--tun-type", "gre", "--tun-port", "5"],
+            "illegal 'tun-port' option with the 'gre'",
+        );
+        bad(&["--tun-csum"], "illegal 'tun-csum' option with the 'ipip'");
+        bad(
+            &["--tun-type", "gre", "--tun-remcsum"],
+            "illegal 'tun-remcsum'",
+        );
+        bad(&["--tun-type", "foo"], "illegal tunnel type 'foo'");
+        bad(
+            &["--tun-type", "gue", "--tun-port", "0"],
+            "invalid tun-port",
+        );
+        bad(&["--tun-csum", "--tun-nocsum"], "cannot be used");
+        let e = run(&[
+            "-a",
+            "-t",
+            "10.0.0.1:80",
+            "-r",
+            "10.0.1.1",
+            "-m",
+            "--tun-type",
+            "gre",
+        ]);
+        assert!(e
+            .unwrap_err()
+            .contains("conflict with the forwarding method"));
+        assert!(list_opts(&["-L", "-n", "--tun-info"]).tun_info);
+    }
+
+    #[test]
+    fn set_options() {
+        assert_eq!(
+            run(&["--set-option", "expire_nodest_conn=1"]).unwrap(),
+            Command::SetOptions(vec![(8, 1)])
+        );
+        assert_eq!(
+            run(&[
+                "--set-option",
+                "expire_quiescent_template=1",
+                "--set-option",
+                "expire_nodest_conn=0"
+            ])
+            .unwrap(),
+            Command::SetOptions(vec![(9, 1), (8, 0)])
+        );
+        let err = |args: &[&str]| run(args).unwrap_err();
+        assert!(err(&["--set-option", "nope=1"])
+            .starts_with("unknown setting 'nope' (settings: expire_nodest_conn, "));
+        assert!(err(&["--set-option", "expire_nodest_conn"]).contains("NAME=VALUE"));
+        assert_eq!(
+            err(&["--set-option", "expire_nodest_conn=2"]),
+            "invalid expire_nodest_conn '2' (expected a number 0-1)"
+        );
+        assert!(err(&[
+            "--set-option",
+            "expire_nodest_conn=1",
+            "--set-option",
+            "expire_nodest_conn=0"
+        ])
+        .contains("twice"));
+        assert_eq!(list_opts(&["-L", "--options"]).mode, ListMode::Options);
+        assert!(list_opts(&["-L", "--options", "--json"]).json);
+        assert!(err(&["-L", "--options", "-t", "10.0.0.1:80"])
+            .contains("not allowed with -L --options"));
+        assert!(err(&["-L", "--options", "--timeout"]).contains("cannot be used"));
     }
 
     #[test]

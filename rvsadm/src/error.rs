@@ -30,6 +30,8 @@ pub enum Op {
     Zero,
     SetTimeouts,
     GetTimeouts,
+    SetOptions,
+    GetOptions,
     ListConnections,
 }
 
@@ -50,6 +52,8 @@ impl Op {
             Op::Zero => "zeroing counters",
             Op::SetTimeouts => "setting timeouts",
             Op::GetTimeouts => "getting timeouts",
+            Op::SetOptions => "setting options",
+            Op::GetOptions => "getting options",
             Op::ListConnections => "listing connections",
         }
     }

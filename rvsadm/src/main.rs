@@ -84,6 +84,11 @@ fn run_command(t: &mut impl Transport, cmd: &Command, out: &mut dyn Write) -> Re
             uapi::RVS_CMD_SET_CONFIG,
             msg::timeout_attrs(t),
         ),
+        Command::SetOptions(v) => (
+            Op::SetOptions,
+            uapi::RVS_CMD_SET_CONFIG,
+            msg::settings_attrs(v),
+        ),
         Command::List(opts) => return list(t, opts, out),
     };
     t.execute(nl_cmd, &attrs).map_err(Error::failed(op))
@@ -96,7 +101,9 @@ fn write_out(out: &mut dyn Write, text: &str) -> Result<(), Error> {
 fn list(t: &mut impl Transport, opts: &ListOptions, out: &mut dyn Write) -> Result<(), Error> {
     let columns = match opts.mode {
         ListMode::Timeout => return list_timeouts(t, opts, out),
+        ListMode::Options => return list_options(t, opts, out),
         ListMode::Connections => return list_connections(t, opts, out),
+        ListMode::Table if opts.tun_info => Columns::TunInfo,
         ListMode::Table => Columns::Config,
         ListMode::Stats => Columns::Stats,
         ListMode::Rate => Columns::Rate,
@@ -157,6 +164,27 @@ fn list_timeouts(
             output::format_timeouts_json(&timeouts)
         } else {
             output::format_timeouts(&timeouts)
+        },
+    )
+}
+
+/// `-L --options`: the settings part of the GET_CONFIG reply.
+fn list_options(
+    t: &mut impl Transport,
+    opts: &ListOptions,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    let reply = t
+        .get(uapi::RVS_CMD_GET_CONFIG, &[])
+        .map_err(Error::failed(Op::GetOptions))?;
+    let values =
+        msg::parse_settings(&reply.attrs).map_err(|e| Error::failed(Op::GetOptions)(e.into()))?;
+    write_out(
+        out,
+        &if opts.json {
+            output::format_settings_json(&values)
+        } else {
+            output::format_settings(&values)
         },
     )
 }
@@ -401,6 +429,34 @@ mod tests {
             e.to_string().starts_with("zeroing counters failed: "),
             "{e}"
         );
+    }
+
+    #[test]
+    fn options() {
+        let mut w = AttrWriter::new();
+        w.put_u32(uapi::RVS_CMD_ATTR_TIMEOUT_TCP, 900)
+            .put_u32(uapi::RVS_CMD_ATTR_EXPIRE_QUIESCENT_TEMPLATE, 1)
+            .put_u32(uapi::RVS_CMD_ATTR_EXPIRE_NODEST_CONN, 0);
+        let mut f = Fake {
+            config: w.finish(),
+            ..Fake::default()
+        };
+        let out = run_on(&mut f, &command(&["-L", "--options"])).unwrap();
+        assert_eq!(
+            out,
+            "expire_nodest_conn        0\nexpire_quiescent_template 1\n"
+        );
+        let out = run_on(&mut f, &command(&["-L", "--options", "--json"])).unwrap();
+        assert_eq!(
+            out,
+            "{\"options\":{\"expire_nodest_conn\":0,\"expire_quiescent_template\":1}}\n"
+        );
+        run_on(&mut f, &command(&["--set-option", "expire_nodest_conn=1"])).unwrap();
+        let (_, cmd, attrs) = f.sent.last().unwrap();
+        assert_eq!(*cmd, uapi::RVS_CMD_SET_CONFIG);
+        let mut w = AttrWriter::new();
+        w.put_u32(uapi::RVS_CMD_ATTR_EXPIRE_NODEST_CONN, 1);
+        assert_eq!(*attrs, w.finish());
     }
 
     #[test]

@@ -9,9 +9,10 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::types::{
     af_of, Conn, Dest, DestKey, DestSpec, Forward, Info, Netmask, Protocol, Service, ServiceKey,
-    ServiceSpec, Stats, Timeouts,
+    ServiceSpec, Stats, Timeouts, TunnelOpts,
 };
 use crate::uapi::{self, linux};
+use rvs_core::settings::{self, SettingSpec};
 
 /// Set on nested attributes (kernels validating strictly require it).
 pub const NLA_F_NESTED: u16 = 0x8000;
@@ -137,7 +138,10 @@ pub fn dest_attrs(svc: &ServiceKey, dest: &DestSpec) -> Vec<u8> {
             .put_u32(uapi::RVS_DEST_ATTR_WEIGHT, dest.weight)
             .put_u32(uapi::RVS_DEST_ATTR_U_THRESH, dest.upper_threshold)
             .put_u32(uapi::RVS_DEST_ATTR_L_THRESH, dest.lower_threshold)
-            .put_u16(uapi::RVS_DEST_ATTR_ADDR_FAMILY, af_of(&dest.key.addr));
+            .put_u16(uapi::RVS_DEST_ATTR_ADDR_FAMILY, af_of(&dest.key.addr))
+            .put(uapi::RVS_DEST_ATTR_TUN_TYPE, &[dest.tunnel.kind])
+            .put_be16(uapi::RVS_DEST_ATTR_TUN_PORT, dest.tunnel.port)
+            .put_u16(uapi::RVS_DEST_ATTR_TUN_FLAGS, dest.tunnel.flags);
     });
     w.finish()
 }
@@ -162,6 +166,30 @@ pub fn timeout_attrs(t: &Timeouts) -> Vec<u8> {
         .put_u32(uapi::RVS_CMD_ATTR_TIMEOUT_TCP_FIN, t.tcp_fin)
         .put_u32(uapi::RVS_CMD_ATTR_TIMEOUT_UDP, t.udp);
     w.finish()
+}
+
+/// SET_CONFIG (`--set-option`): one u32 attribute per setting given.
+pub fn settings_attrs(values: &[(u16, u32)]) -> Vec<u8> {
+    let mut w = AttrWriter::new();
+    for (attr, v) in values {
+        w.put_u32(*attr, *v);
+    }
+    w.finish()
+}
+
+/// The settings in a GET_CONFIG reply, in the settings table's order;
+/// settings the module did not report (an older module) are left out.
+pub fn parse_settings(attrs: &[u8]) -> Result<Vec<(&'static SettingSpec, u32)>, ParseError> {
+    let mut out = Vec::new();
+    for spec in settings::SETTINGS.iter() {
+        for a in Attrs::new(attrs) {
+            let (ty, p) = a?;
+            if ty == spec.attr {
+                out.push((spec, get_u32(p, spec.name)?));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// ZERO (`-Z`): the service key for one service, nothing for all.
@@ -406,6 +434,7 @@ pub fn parse_dest(buf: &[u8], svc_af: u16) -> Result<Dest, ParseError> {
         inactive_conns: 0,
         persist_conns: 0,
         stats: Stats::default(),
+        tunnel: TunnelOpts::default(),
     };
     let mut stats = None;
     let mut stats64 = None;
@@ -426,6 +455,12 @@ pub fn parse_dest(buf: &[u8], svc_af: u16) -> Result<Dest, ParseError> {
                 d.persist_conns = get_u32(p, "dest PERSIST_CONNS")?
             }
             uapi::RVS_DEST_ATTR_ADDR_FAMILY => af = get_u16(p, "dest ADDR_FAMILY")?,
+            uapi::RVS_DEST_ATTR_TUN_TYPE => match p {
+                [t] => d.tunnel.kind = *t,
+                _ => return perr(format!("dest TUN_TYPE: expected 1 byte, got {}", p.len())),
+            },
+            uapi::RVS_DEST_ATTR_TUN_PORT => d.tunnel.port = get_be16(p, "dest TUN_PORT")?,
+            uapi::RVS_DEST_ATTR_TUN_FLAGS => d.tunnel.flags = get_u16(p, "dest TUN_FLAGS")?,
             uapi::RVS_DEST_ATTR_STATS => stats = Some(parse_stats(p)?),
             uapi::RVS_DEST_ATTR_STATS64 => stats64 = Some(parse_stats(p)?),
             _ => {}
@@ -648,6 +683,11 @@ mod tests {
             weight: 3,
             upper_threshold: 100,
             lower_threshold: 10,
+            tunnel: TunnelOpts {
+                kind: 1,
+                port: 6080,
+                flags: 1,
+            },
         };
         let got = dest_attrs(&tcp_key(), &dest);
         let mut daddr = [0u8; 16];
@@ -664,6 +704,9 @@ mod tests {
                     attr(5, &ne32(100)),
                     attr(6, &ne32(10)),
                     attr(11, &ne16(2)),
+                    attr(13, &[1]),
+                    attr(14, &6080u16.to_be_bytes()),
+                    attr(15, &ne16(1)),
                 ]
                 .concat(),
             ),

@@ -5,7 +5,11 @@ use std::net::IpAddr;
 
 use serde::Serialize;
 
-use crate::types::{fmt_addr_port, Conn, Dest, Info, Service, Stats, Timeouts};
+use rvs_core::settings::SettingSpec;
+
+use crate::types::{
+    fmt_addr_port, Conn, Dest, Forward, Info, Service, Stats, Timeouts, TunnelOpts,
+};
 use crate::uapi::{self, linux};
 
 /// One service with its real servers.
@@ -47,6 +51,8 @@ pub enum Columns {
     Stats,
     /// Rates (`-L --rate`).
     Rate,
+    /// `Config` plus the tunnel of each real server (`-L --tun-info`).
+    TunInfo,
 }
 
 /// ipvsadm's `print_largenum`: a number in a 9-character column (a space
@@ -121,6 +127,39 @@ pub fn dest_line(d: &Dest) -> String {
     )
 }
 
+/// ipvsadm's TunnelInfo column: `ipip`, `gue:PORT:+c`, `gre:-c`, ...
+/// (`+c` checksum, `-c` none, `r+c` remote checksum offload), `n/a` for
+/// servers that are not tunnelled.
+pub fn tun_info(d: &Dest) -> String {
+    if d.forward != Forward::Tunnel {
+        return "n/a".into();
+    }
+    let t = &d.tunnel;
+    let c = match t.csum_name() {
+        "remcsum" => "r+c",
+        "csum" => "+c",
+        _ => "-c",
+    };
+    match t.kind {
+        TunnelOpts::GUE => format!("gue:{}:{c}", t.port),
+        TunnelOpts::GRE => format!("gre:{c}"),
+        _ => t.type_name().into(),
+    }
+}
+
+/// A real server line of `-L --tun-info`.
+pub fn tun_dest_line(d: &Dest) -> String {
+    format!(
+        "  -> {:<28} {:<7} {:<13} {:<6} {:<10} {:<10}",
+        fmt_addr_port(&d.addr, d.port),
+        d.forward.label(),
+        tun_info(d),
+        d.weight,
+        d.active_conns,
+        d.inactive_conns
+    )
+}
+
 /// The five numbers of a `--stats` or `--rate` line, as ipvsadm prints
 /// them for a service (all abbreviated).
 fn stats_numbers(st: &Stats, columns: Columns, exact: bool) -> String {
@@ -189,11 +228,15 @@ pub fn format_listing(
         ));
     }
     let titles = match columns {
-        Columns::Config => None,
+        Columns::Config | Columns::TunInfo => None,
         Columns::Stats => Some(["Conns", "InPkts", "OutPkts", "InBytes", "OutBytes"]),
         Columns::Rate => Some(["CPS", "InPPS", "OutPPS", "InBPS", "OutBPS"]),
     };
     match titles {
+        None if columns == Columns::TunInfo => out.push_str(
+            "Prot LocalAddress:Port Scheduler Flags\n  \
+             -> RemoteAddress:Port           Forward TunnelInfo    Weight ActiveConn InActConn\n",
+        ),
         None => out.push_str(
             "Prot LocalAddress:Port Scheduler Flags\n  \
              -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n",
@@ -205,13 +248,14 @@ pub fn format_listing(
     }
     for e in entries {
         out.push_str(&match columns {
-            Columns::Config => service_line(&e.service),
+            Columns::Config | Columns::TunInfo => service_line(&e.service),
             _ => stats_service_line(&e.service, columns, exact),
         });
         out.push('\n');
         for d in &e.dests {
             out.push_str(&match columns {
                 Columns::Config => dest_line(d),
+                Columns::TunInfo => tun_dest_line(d),
                 _ => stats_dest_line(d, columns, exact),
             });
             out.push('\n');
@@ -252,6 +296,26 @@ pub fn format_timeouts_json(t: &Timeouts) -> String {
     let mut s = serde_json::to_string(&v).expect("serialising plain data cannot fail");
     s.push('\n');
     s
+}
+
+/// `-L --options`: one `name value` line per setting, names padded to
+/// the longest so the values line up.
+pub fn format_settings(values: &[(&SettingSpec, u32)]) -> String {
+    let width = values.iter().map(|(s, _)| s.name.len()).max().unwrap_or(0);
+    values
+        .iter()
+        .map(|(s, v)| format!("{:<width$} {v}\n", s.name))
+        .collect()
+}
+
+/// `-L --options --json`: `{"options":{"name":value,...}}` in table order.
+pub fn format_settings_json(values: &[(&SettingSpec, u32)]) -> String {
+    // Built by hand: serde_json's map would sort the names.
+    let items: Vec<String> = values
+        .iter()
+        .map(|(s, v)| format!("{}:{v}", serde_json::Value::from(s.name)))
+        .collect();
+    format!("{{\"options\":{{{}}}}}\n", items.join(","))
 }
 
 /// The two title lines of `-L -c` (ipvsadm's `list_conn`).
@@ -372,7 +436,20 @@ struct JsonDest {
     lower_threshold: u32,
     active_conns: u32,
     inactive_conns: u32,
+    /// Tunnelled servers only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tunnel: Option<JsonTunnel>,
     stats: JsonStats,
+}
+
+#[derive(Serialize)]
+struct JsonTunnel {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    /// GUE only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    port: Option<u16>,
+    checksum: &'static str,
 }
 
 /// User-visible flag names (the kernel-internal "hashed" flag is left out).
@@ -416,6 +493,11 @@ pub fn format_json(info: &Info, entries: &[Entry]) -> String {
                             lower_threshold: d.lower_threshold,
                             active_conns: d.active_conns,
                             inactive_conns: d.inactive_conns,
+                            tunnel: (d.forward == Forward::Tunnel).then(|| JsonTunnel {
+                                kind: d.tunnel.type_name(),
+                                port: (d.tunnel.kind == TunnelOpts::GUE).then_some(d.tunnel.port),
+                                checksum: d.tunnel.csum_name(),
+                            }),
                             stats: JsonStats::from(&d.stats),
                         })
                         .collect(),
@@ -464,7 +546,48 @@ mod tests {
             inactive_conns: i,
             persist_conns: 0,
             stats: Stats::default(),
+            tunnel: TunnelOpts::default(),
         }
+    }
+
+    #[test]
+    fn tun_info_column() {
+        // ipvsadm 1.31's `-L -n --tun-info` lines, taken from the real tool.
+        let mut d = dest("10.0.1.1", 80, Forward::Tunnel, 1, 0, 0);
+        d.tunnel = TunnelOpts {
+            kind: 1,
+            port: 6080,
+            flags: 1,
+        };
+        assert_eq!(
+            tun_dest_line(&d),
+            "  -> 10.0.1.1:80                  Tunnel  gue:6080:+c   1      0          0         "
+        );
+        d.tunnel = TunnelOpts {
+            kind: 2,
+            port: 0,
+            flags: 1,
+        };
+        assert_eq!(tun_info(&d), "gre:+c");
+        d.tunnel = TunnelOpts {
+            kind: 1,
+            port: 6081,
+            flags: 0,
+        };
+        assert_eq!(tun_info(&d), "gue:6081:-c");
+        d.tunnel = TunnelOpts {
+            kind: 1,
+            port: 6082,
+            flags: 2,
+        };
+        assert_eq!(tun_info(&d), "gue:6082:r+c");
+        d.tunnel = TunnelOpts::default();
+        assert_eq!(tun_info(&d), "ipip");
+        let m = dest("10.0.1.5", 80, Forward::Masq, 1, 0, 0);
+        assert_eq!(
+            tun_dest_line(&m),
+            "  -> 10.0.1.5:80                  Masq    n/a           1      0          0         "
+        );
     }
 
     fn info() -> Info {

@@ -218,6 +218,48 @@ pub struct DestSpec {
     pub weight: u32,
     pub upper_threshold: u32,
     pub lower_threshold: u32,
+    pub tunnel: TunnelOpts,
+}
+
+/// Tunnel encapsulation of a real server (`--tun-type`, `--tun-port`,
+/// `--tun-csum`...), in the kernel's numbers (`RVS_DEST_ATTR_TUN_*`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TunnelOpts {
+    /// 0 ipip, 1 gue, 2 gre.
+    pub kind: u8,
+    /// GUE's UDP port.
+    pub port: u16,
+    /// Bit 0: checksum; bit 1: remote checksum offload.
+    pub flags: u16,
+}
+
+impl TunnelOpts {
+    pub const IPIP: u8 = 0;
+    pub const GUE: u8 = 1;
+    pub const GRE: u8 = 2;
+    pub const CSUM: u16 = 1;
+    pub const REMCSUM: u16 = 2;
+
+    /// ipvsadm's name of the type.
+    pub fn type_name(&self) -> &'static str {
+        match self.kind {
+            Self::IPIP => "ipip",
+            Self::GUE => "gue",
+            Self::GRE => "gre",
+            _ => "unknown",
+        }
+    }
+
+    /// ipvsadm's name of the checksum mode.
+    pub fn csum_name(&self) -> &'static str {
+        if self.flags & Self::REMCSUM != 0 {
+            "remcsum"
+        } else if self.flags & Self::CSUM != 0 {
+            "csum"
+        } else {
+            "nocsum"
+        }
+    }
 }
 
 /// A virtual service as reported by the module.
@@ -264,6 +306,7 @@ pub struct Dest {
     pub inactive_conns: u32,
     pub persist_conns: u32,
     pub stats: Stats,
+    pub tunnel: TunnelOpts,
 }
 
 /// Traffic counters and rates (`*_ATTR_STATS` / `*_ATTR_STATS64`); zero

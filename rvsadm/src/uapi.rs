@@ -72,7 +72,9 @@ uapi_consts! {
     RVS_CMD_ATTR_TIMEOUT_TCP_FIN: u16 = 5;
     RVS_CMD_ATTR_TIMEOUT_UDP: u16 = 6;
     RVS_CMD_ATTR_CONN: u16 = 7;
-    RVS_CMD_ATTR_MAX: u16 = 7;
+    RVS_CMD_ATTR_EXPIRE_NODEST_CONN: u16 = 8;
+    RVS_CMD_ATTR_EXPIRE_QUIESCENT_TEMPLATE: u16 = 9;
+    RVS_CMD_ATTR_MAX: u16 = 9;
 
     // enum rvs_svc_attr
     RVS_SVC_ATTR_UNSPEC: u16 = 0;

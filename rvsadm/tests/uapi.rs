@@ -198,7 +198,7 @@ fn header_parser_sees_everything() {
     assert_eq!(h.numbers["RVS_CMD_GET_CONN"], 18);
     assert_eq!(h.numbers["RVS_CMD_MAX"], 18);
     assert_eq!(h.numbers["RVS_CMD_ATTR_CONN"], 7);
-    assert_eq!(h.numbers["RVS_CMD_ATTR_MAX"], 7);
+    assert_eq!(h.numbers["RVS_CMD_ATTR_EXPIRE_NODEST_CONN"], 8);
     assert_eq!(h.numbers["RVS_CONN_ATTR_FWD_METHOD"], 11);
     assert_eq!(h.numbers["RVS_CONN_ATTR_DEST_AF"], 12);
     assert_eq!(h.numbers["RVS_CONN_ATTR_MAX"], 12);

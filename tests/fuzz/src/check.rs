@@ -44,12 +44,18 @@ pub fn walk_attrs<'a>(
     let mut off = 0;
     while off < buf.len() {
         if off + NLA_HDRLEN > buf.len() {
-            return Err(format!("attribute header cut at offset {off} of {}", buf.len()));
+            return Err(format!(
+                "attribute header cut at offset {off} of {}",
+                buf.len()
+            ));
         }
         let len = u16_at(buf, off) as usize;
         let kind = u16_at(buf, off + 2);
         if len < NLA_HDRLEN || off + len > buf.len() {
-            return Err(format!("attribute type {kind:#x} at {off}: length {len} of {} bytes", buf.len()));
+            return Err(format!(
+                "attribute type {kind:#x} at {off}: length {len} of {} bytes",
+                buf.len()
+            ));
         }
         each(kind, &buf[off + 4..off + len])?;
         off += (len + 3) & !3;
@@ -83,7 +89,9 @@ fn check_ext_ack(tlvs: &[u8], orig_len: usize) -> Result<(), String> {
                 }
                 let o = u32_at(p, 0) as usize;
                 if orig_len > 0 && o >= orig_len {
-                    return Err(format!("extack offset {o} beyond the {orig_len}-byte request"));
+                    return Err(format!(
+                        "extack offset {o} beyond the {orig_len}-byte request"
+                    ));
                 }
             }
             5 | 6 => {
@@ -113,11 +121,17 @@ fn check_reply(p: &[u8]) -> Result<u8, String> {
                 Err(format!("unexpected attribute {kind:#x} in a {cmd} reply"))
             }
         })?,
-        // GET_CONFIG answers with SET_CONFIG, as IPVS does: three u32s.
+        // GET_CONFIG answers with SET_CONFIG, as IPVS does: three u32
+        // timeouts, then rvs's settings (u32 each, numbered from 8 on).
         cmd::SET_CONFIG => walk_attrs(attrs, |kind, v| {
             let t = kind & NLA_TYPE_MASK;
-            if !(attr::TIMEOUT_TCP..=attr::TIMEOUT_UDP).contains(&t) || v.len() != 4 {
-                return Err(format!("bad attribute {kind:#x} ({} bytes) in a config reply", v.len()));
+            let known = (attr::TIMEOUT_TCP..=attr::TIMEOUT_UDP).contains(&t)
+                || t >= attr::EXPIRE_NODEST_CONN;
+            if !known || v.len() != 4 {
+                return Err(format!(
+                    "bad attribute {kind:#x} ({} bytes) in a config reply",
+                    v.len()
+                ));
             }
             Ok(())
         })?,
@@ -125,7 +139,9 @@ fn check_reply(p: &[u8]) -> Result<u8, String> {
             if kind & NLA_TYPE_MASK == attr::CONN && kind & NLA_F_NESTED != 0 {
                 walk_attrs(inner, |_, _| Ok(()))
             } else {
-                Err(format!("unexpected attribute {kind:#x} in a connection reply"))
+                Err(format!(
+                    "unexpected attribute {kind:#x} in a connection reply"
+                ))
             }
         })?,
         cmd::GET_INFO => walk_attrs(attrs, |kind, v| {
@@ -157,7 +173,10 @@ pub fn parse_datagram(buf: &[u8], portid: u32, family: u16) -> Result<Vec<Answer
         let seq = u32_at(buf, off + 8);
         let pid = u32_at(buf, off + 12);
         if len < NLMSG_HDRLEN || off + len > buf.len() {
-            return Err(format!("nlmsg_len {len} at {off} of a {}-byte datagram", buf.len()));
+            return Err(format!(
+                "nlmsg_len {len} at {off} of a {}-byte datagram",
+                buf.len()
+            ));
         }
         if pid != portid {
             return Err(format!("message for port {pid}, we are {portid}"));
@@ -184,13 +203,19 @@ pub fn parse_datagram(buf: &[u8], portid: u32, family: u16) -> Result<Vec<Answer
                     (orig_len + 3) & !3
                 };
                 if 4 + echoed > p.len() {
-                    return Err(format!("echoed request ({echoed} bytes) past the error message ({})", p.len()));
+                    return Err(format!(
+                        "echoed request ({echoed} bytes) past the error message ({})",
+                        p.len()
+                    ));
                 }
                 let tlvs = &p[4 + echoed..];
                 if flags & NLM_F_ACK_TLVS != 0 {
                     check_ext_ack(tlvs, orig_len)?;
                 } else if !tlvs.is_empty() && !capped {
-                    return Err(format!("{} trailing bytes without NLM_F_ACK_TLVS", tlvs.len()));
+                    return Err(format!(
+                        "{} trailing bytes without NLM_F_ACK_TLVS",
+                        tlvs.len()
+                    ));
                 }
                 out.push(Answer::Ack { seq, errno });
             }
@@ -204,10 +229,14 @@ pub fn parse_datagram(buf: &[u8], portid: u32, family: u16) -> Result<Vec<Answer
                 }
                 out.push(Answer::Done { seq, errno });
             }
-            t if t == family && family == GENL_ID_CTRL => {
-                out.push(Answer::Reply { seq, cmd: p.first().copied().unwrap_or(0) })
-            }
-            t if t == family => out.push(Answer::Reply { seq, cmd: check_reply(p)? }),
+            t if t == family && family == GENL_ID_CTRL => out.push(Answer::Reply {
+                seq,
+                cmd: p.first().copied().unwrap_or(0),
+            }),
+            t if t == family => out.push(Answer::Reply {
+                seq,
+                cmd: check_reply(p)?,
+            }),
             _ => return Err(format!("unexpected message type {ty} (flags {flags:#x})")),
         }
         off += (len + 3) & !3;
@@ -230,11 +259,17 @@ mod tests {
 
     #[test]
     fn accepts_ack_and_error_with_extack() {
-        assert_eq!(parse_datagram(&ack(3, 0, NLM_F_CAPPED, &[]), 77, 0x20), Ok(vec![Answer::Ack { seq: 3, errno: 0 }]));
+        assert_eq!(
+            parse_datagram(&ack(3, 0, NLM_F_CAPPED, &[]), 77, 0x20),
+            Ok(vec![Answer::Ack { seq: 3, errno: 0 }])
+        );
         let mut tlv = Vec::new();
         Attr::raw(1, b"bad thing\0").encode(&mut tlv);
         let m = ack(4, -22, NLM_F_CAPPED | NLM_F_ACK_TLVS, &tlv);
-        assert_eq!(parse_datagram(&m, 77, 0x20), Ok(vec![Answer::Ack { seq: 4, errno: 22 }]));
+        assert_eq!(
+            parse_datagram(&m, 77, 0x20),
+            Ok(vec![Answer::Ack { seq: 4, errno: 22 }])
+        );
     }
 
     #[test]
@@ -242,7 +277,12 @@ mod tests {
         assert!(parse_datagram(&ack(3, -524, NLM_F_CAPPED, &[]), 77, 0x20).is_err());
         assert!(parse_datagram(&ack(3, 5, NLM_F_CAPPED, &[]), 77, 0x20).is_err());
         assert!(parse_datagram(&ack(3, 0, NLM_F_CAPPED, &[]), 78, 0x20).is_err());
-        let m = ack(4, -22, NLM_F_CAPPED | NLM_F_ACK_TLVS, &[9, 0, 1, 0, 0, 0, 0, 0]);
+        let m = ack(
+            4,
+            -22,
+            NLM_F_CAPPED | NLM_F_ACK_TLVS,
+            &[9, 0, 1, 0, 0, 0, 0, 0],
+        );
         assert!(parse_datagram(&m, 77, 0x20).is_err());
         let mut tlv = Vec::new();
         Attr::raw(1, b"no nul").encode(&mut tlv);
@@ -269,7 +309,10 @@ mod tests {
         }
         assert_eq!(
             parse_datagram(&d, 77, 0x20),
-            Ok(vec![Answer::Reply { seq: 9, cmd: 1 }, Answer::Done { seq: 9, errno: 0 }])
+            Ok(vec![
+                Answer::Reply { seq: 9, cmd: 1 },
+                Answer::Done { seq: 9, errno: 0 }
+            ])
         );
         // A reply whose nest overruns.
         let mut bad = d.clone();

@@ -175,7 +175,15 @@ impl Fuzzer {
 
     /// Reads answers on `sock` until the terminator (ACK/error or DONE) of
     /// `seq`; returns its errno. Every datagram is checked.
-    fn read_until(sock: &NlSock, buf: &mut [u8], family: u16, seq: u32, expect: Expect, st: &mut Stats, count: bool) -> Result<Option<i32>, Fail> {
+    fn read_until(
+        sock: &NlSock,
+        buf: &mut [u8],
+        family: u16,
+        seq: u32,
+        expect: Expect,
+        st: &mut Stats,
+        count: bool,
+    ) -> Result<Option<i32>, Fail> {
         loop {
             let n = match sock.recv(buf) {
                 Ok(n) => n,
@@ -189,7 +197,10 @@ impl Fuzzer {
                 Err(e) => return Err(Fail::Sock(e)),
             };
             if n > buf.len() {
-                return Err(Fail::Malformed(format!("datagram of {n} bytes truncated to {}", buf.len())));
+                return Err(Fail::Malformed(format!(
+                    "datagram of {n} bytes truncated to {}",
+                    buf.len()
+                )));
             }
             let answers = parse_datagram(&buf[..n], sock.portid, family)
                 .map_err(|e| Fail::Malformed(format!("{e}; datagram: {}", hex(&buf[..n]))))?;
@@ -198,7 +209,9 @@ impl Fuzzer {
                     // After a lying header, trailing bytes parsed as
                     // further messages may carry any sequence number.
                     if expect == Expect::Exact {
-                        return Err(Fail::Malformed(format!("answer {a:?} while waiting for seq {seq}")));
+                        return Err(Fail::Malformed(format!(
+                            "answer {a:?} while waiting for seq {seq}"
+                        )));
                     }
                     if let (true, Answer::Ack { errno, .. }) = (count, &a) {
                         *st.by_errno.entry(*errno).or_default() += 1;
@@ -221,7 +234,13 @@ impl Fuzzer {
     }
 
     /// Sends `m` on the main socket and reads its answers.
-    fn exchange(&mut self, m: &[u8], seq: u32, expect: Expect, count: bool) -> Result<Option<i32>, Fail> {
+    fn exchange(
+        &mut self,
+        m: &[u8],
+        seq: u32,
+        expect: Expect,
+        count: bool,
+    ) -> Result<Option<i32>, Fail> {
         if let Err(e) = self.sock.send(m) {
             if e.raw_os_error() == Some(libc::ENOBUFS) {
                 self.st.enobufs += 1;
@@ -229,7 +248,15 @@ impl Fuzzer {
             }
             return Err(Fail::Sock(e));
         }
-        let r = Self::read_until(&self.sock, &mut self.buf, self.family, seq, expect, &mut self.st, count)?;
+        let r = Self::read_until(
+            &self.sock,
+            &mut self.buf,
+            self.family,
+            seq,
+            expect,
+            &mut self.st,
+            count,
+        )?;
         if r.is_none() {
             // ENOBUFS: answers were lost; resynchronise.
             self.ping()?;
@@ -242,10 +269,25 @@ impl Fuzzer {
     fn ping(&mut self) -> Result<(), Fail> {
         for _ in 0..3 {
             let seq = self.next_seq();
-            let m = nlmsg(self.family, NLM_F_REQUEST | NLM_F_ACK, seq, &GenlMsg::new(cmd::GET_INFO, vec![]).payload());
+            let m = nlmsg(
+                self.family,
+                NLM_F_REQUEST | NLM_F_ACK,
+                seq,
+                &GenlMsg::new(cmd::GET_INFO, vec![]).payload(),
+            );
             self.st.control += 1;
             self.sock.send(&m).map_err(Fail::Sock)?;
-            if Self::read_until(&self.sock, &mut self.buf, self.family, seq, Expect::AnyBefore, &mut self.st, true)?.is_some() {
+            if Self::read_until(
+                &self.sock,
+                &mut self.buf,
+                self.family,
+                seq,
+                Expect::AnyBefore,
+                &mut self.st,
+                true,
+            )?
+            .is_some()
+            {
                 return Ok(());
             }
         }
@@ -271,7 +313,10 @@ impl Fuzzer {
                 let mut v = vec![
                     Attr::u16(svc::AF, 2),
                     Attr::u16(svc::PROTOCOL, 6),
-                    Attr::raw(svc::ADDR, &[10, 0, 202, h, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+                    Attr::raw(
+                        svc::ADDR,
+                        &[10, 0, 202, h, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+                    ),
                     Attr::be16(svc::PORT, 80),
                 ];
                 if full {
@@ -285,15 +330,21 @@ impl Fuzzer {
             self.control(GenlMsg::new(cmd::NEW_SERVICE, vec![key(true)]))?;
             if h <= 10 {
                 for d in 1..=2u8 {
-                    let dest = Attr::nest(attr::DEST, vec![
-                        Attr::raw(dest::ADDR, &[10, 0, 203, d, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
-                        Attr::be16(dest::PORT, 80),
-                        Attr::u32(dest::FWD_METHOD, 0),
-                        Attr::u32(dest::WEIGHT, 1),
-                        Attr::u32(dest::U_THRESH, 0),
-                        Attr::u32(dest::L_THRESH, 0),
-                        Attr::u16(dest::ADDR_FAMILY, 2),
-                    ]);
+                    let dest = Attr::nest(
+                        attr::DEST,
+                        vec![
+                            Attr::raw(
+                                dest::ADDR,
+                                &[10, 0, 203, d, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+                            ),
+                            Attr::be16(dest::PORT, 80),
+                            Attr::u32(dest::FWD_METHOD, 0),
+                            Attr::u32(dest::WEIGHT, 1),
+                            Attr::u32(dest::U_THRESH, 0),
+                            Attr::u32(dest::L_THRESH, 0),
+                            Attr::u16(dest::ADDR_FAMILY, 2),
+                        ],
+                    );
                     self.control(GenlMsg::new(cmd::NEW_DEST, vec![key(false), dest]))?;
                 }
             }
@@ -317,7 +368,16 @@ impl Fuzzer {
             f |= NLM_F_DUMP;
         }
         if self.rng.chance(1, 10) {
-            f |= self.rng.pick(&[NLM_F_ECHO, 0x10, 0x20, NLM_F_ROOT, NLM_F_MATCH, 0x400, 0x800, NLM_F_DUMP]);
+            f |= self.rng.pick(&[
+                NLM_F_ECHO,
+                0x10,
+                0x20,
+                NLM_F_ROOT,
+                NLM_F_MATCH,
+                0x400,
+                0x800,
+                NLM_F_DUMP,
+            ]);
         }
         f
     }
@@ -377,22 +437,54 @@ impl Fuzzer {
             }
             80..=89 => {
                 kind = "dump";
-                let dc = if self.rng.chance(3, 4) { self.rng.pick(&[cmd::GET_SERVICE, cmd::GET_DEST]) } else { c };
+                let dc = if self.rng.chance(3, 4) {
+                    self.rng.pick(&[cmd::GET_SERVICE, cmd::GET_DEST])
+                } else {
+                    c
+                };
                 let mut g = valid(&mut self.rng, dc);
                 if dc == cmd::GET_DEST && self.rng.chance(1, 2) {
                     // A populated service with real servers.
-                    g.attrs = vec![Attr::nest(attr::SERVICE, vec![
-                        Attr::u16(svc::AF, 2),
-                        Attr::u16(svc::PROTOCOL, 6),
-                        Attr::raw(svc::ADDR, &[10, 0, 202, 1 + self.rng.below(12) as u8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
-                        Attr::be16(svc::PORT, 80),
-                    ])];
+                    g.attrs = vec![Attr::nest(
+                        attr::SERVICE,
+                        vec![
+                            Attr::u16(svc::AF, 2),
+                            Attr::u16(svc::PROTOCOL, 6),
+                            Attr::raw(
+                                svc::ADDR,
+                                &[
+                                    10,
+                                    0,
+                                    202,
+                                    1 + self.rng.below(12) as u8,
+                                    0,
+                                    0,
+                                    0,
+                                    0,
+                                    0,
+                                    0,
+                                    0,
+                                    0,
+                                    0,
+                                    0,
+                                    0,
+                                    0,
+                                ],
+                            ),
+                            Attr::be16(svc::PORT, 80),
+                        ],
+                    )];
                 }
                 if self.rng.chance(1, 3) {
                     let op = self.rng.below(mutate::TREE_OPS.len() as u64) as usize;
                     mutate::mutate_tree(&mut self.rng, &mut g.attrs, op);
                 }
-                let m = nlmsg(self.family, NLM_F_REQUEST | NLM_F_ACK | NLM_F_DUMP, seq, &g.payload());
+                let m = nlmsg(
+                    self.family,
+                    NLM_F_REQUEST | NLM_F_ACK | NLM_F_DUMP,
+                    seq,
+                    &g.payload(),
+                );
                 let before = self.st.replies;
                 self.exchange(&m, seq, Expect::Exact, true)?;
                 self.st.dump_entries += self.st.replies - before;
@@ -433,9 +525,16 @@ impl Fuzzer {
     /// interrupted by a second dump request.
     fn abandoned_dump(&mut self, seq: u32) -> Result<(), Fail> {
         let s = NlSock::open(self.o.timeout, self.rng.chance(1, 2)).map_err(Fail::Sock)?;
-        let dc = self.rng.pick(&[cmd::GET_SERVICE, cmd::GET_SERVICE, cmd::GET_DEST]);
+        let dc = self
+            .rng
+            .pick(&[cmd::GET_SERVICE, cmd::GET_SERVICE, cmd::GET_DEST]);
         let g = valid(&mut self.rng, dc);
-        let m = nlmsg(self.family, NLM_F_REQUEST | NLM_F_ACK | NLM_F_DUMP, seq, &g.payload());
+        let m = nlmsg(
+            self.family,
+            NLM_F_REQUEST | NLM_F_ACK | NLM_F_DUMP,
+            seq,
+            &g.payload(),
+        );
         s.send(&m).map_err(Fail::Sock)?;
         match self.rng.below(4) {
             0 => {}
@@ -461,10 +560,23 @@ impl Fuzzer {
             _ => {
                 let seq2 = self.next_seq();
                 let g2 = valid(&mut self.rng, cmd::GET_SERVICE);
-                let m2 = nlmsg(self.family, NLM_F_REQUEST | NLM_F_ACK | NLM_F_DUMP, seq2, &g2.payload());
+                let m2 = nlmsg(
+                    self.family,
+                    NLM_F_REQUEST | NLM_F_ACK | NLM_F_DUMP,
+                    seq2,
+                    &g2.payload(),
+                );
                 s.send(&m2).map_err(Fail::Sock)?;
                 self.st.sent += 1;
-                Self::read_until(&s, &mut self.buf, self.family, seq2, Expect::AnyBefore, &mut self.st, true)?;
+                Self::read_until(
+                    &s,
+                    &mut self.buf,
+                    self.family,
+                    seq2,
+                    Expect::AnyBefore,
+                    &mut self.st,
+                    true,
+                )?;
             }
         }
         drop(s);
@@ -481,7 +593,12 @@ impl Fuzzer {
             secs,
             self.st.sent as f64 / secs.max(1e-6)
         );
-        let kinds: Vec<String> = self.st.by_kind.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let kinds: Vec<String> = self
+            .st
+            .by_kind
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         println!("rvs-nlfuzz: kinds: {}", kinds.join(" "));
         let errs: Vec<String> = self
             .st
@@ -499,7 +616,8 @@ impl Fuzzer {
 
 fn resolve_family(sock: &NlSock, name: &str, timeout: Duration) -> Result<u16, String> {
     let _ = timeout;
-    sock.send(&getfamily(name, 1)).map_err(|e| format!("send: {e}"))?;
+    sock.send(&getfamily(name, 1))
+        .map_err(|e| format!("send: {e}"))?;
     let mut buf = vec![0u8; 65536];
     let mut found = None;
     loop {
@@ -527,7 +645,9 @@ fn resolve_family(sock: &NlSock, name: &str, timeout: Duration) -> Result<u16, S
                 // The ACK ends the exchange (after the reply, if any).
                 return match found {
                     Some(id) if errno == 0 => Ok(id),
-                    _ => Err(format!("family {name:?} not found (errno {errno}: is rvs.ko loaded?)")),
+                    _ => Err(format!(
+                        "family {name:?} not found (errno {errno}: is rvs.ko loaded?)"
+                    )),
                 };
             }
         }
@@ -575,7 +695,10 @@ fn main() {
         }
         i += 1;
         if f.o.verbose && i % 10_000 == 0 {
-            println!("rvs-nlfuzz: {i} messages, {:.1}s", start.elapsed().as_secs_f64());
+            println!(
+                "rvs-nlfuzz: {i} messages, {:.1}s",
+                start.elapsed().as_secs_f64()
+            );
         }
     }
     // Leave nothing behind.
@@ -584,8 +707,15 @@ fn main() {
     }
     f.summary(start.elapsed());
     if let Err(e) = result {
-        eprintln!("rvs-nlfuzz: FAIL at message {i} (seed {:#x}): {e}", f.o.seed);
-        eprintln!("rvs-nlfuzz: replay with: rvs-nlfuzz --seed {:#x} --count {}", f.o.seed, i + 1);
+        eprintln!(
+            "rvs-nlfuzz: FAIL at message {i} (seed {:#x}): {e}",
+            f.o.seed
+        );
+        eprintln!(
+            "rvs-nlfuzz: replay with: rvs-nlfuzz --seed {:#x} --count {}",
+            f.o.seed,
+            i + 1
+        );
         exit(1);
     }
     println!("rvs-nlfuzz: OK, every answer well formed");

@@ -65,7 +65,10 @@ pub mod attr {
     pub const TIMEOUT_UDP: u16 = 6;
     /// rvs addition: a connection (GET_CONN replies).
     pub const CONN: u16 = 7;
-    pub const MAX: u16 = 7;
+    /// rvs additions: runtime settings, u32 each, from here on.
+    pub const EXPIRE_NODEST_CONN: u16 = 8;
+    pub const EXPIRE_QUIESCENT_TEMPLATE: u16 = 9;
+    pub const MAX: u16 = 9;
 }
 
 /// Attributes nested in SERVICE.
@@ -120,7 +123,10 @@ pub struct Attr {
 
 impl Attr {
     pub fn raw(kind: u16, bytes: &[u8]) -> Attr {
-        Attr { kind, body: Body::Raw(bytes.to_vec()) }
+        Attr {
+            kind,
+            body: Body::Raw(bytes.to_vec()),
+        }
     }
     pub fn u16(kind: u16, v: u16) -> Attr {
         Attr::raw(kind, &v.to_ne_bytes())
@@ -132,7 +138,10 @@ impl Attr {
         Attr::raw(kind, &v.to_ne_bytes())
     }
     pub fn nest(kind: u16, children: Vec<Attr>) -> Attr {
-        Attr { kind: kind | NLA_F_NESTED, body: Body::Nest(children) }
+        Attr {
+            kind: kind | NLA_F_NESTED,
+            body: Body::Nest(children),
+        }
     }
 
     /// Appends the attribute, padded to 4 bytes. A payload longer than
@@ -182,7 +191,13 @@ pub struct GenlMsg {
 
 impl GenlMsg {
     pub fn new(cmd: u8, attrs: Vec<Attr>) -> GenlMsg {
-        GenlMsg { cmd, version: 1, reserved: 0, attrs, dump: false }
+        GenlMsg {
+            cmd,
+            version: 1,
+            reserved: 0,
+            attrs,
+            dump: false,
+        }
     }
 
     /// genlmsghdr + attributes.
@@ -221,16 +236,29 @@ fn addr16(v4: [u8; 4]) -> Vec<u8> {
     a
 }
 
-const SCHEDS: &[&str] = &["rr", "wrr", "lc", "wlc", "sh", "mh", "dh", "sed", "nq", "fo", "nosuch", ""];
+const SCHEDS: &[&str] = &[
+    "rr", "wrr", "lc", "wlc", "sh", "mh", "dh", "sed", "nq", "fo", "nosuch", "",
+];
 const PORTS: &[u16] = &[80, 443, 8080, 1, 65535, 0, 53];
 
 /// A service nest from small pools (so edits and deletes hit existing
 /// entries and the table stays bounded); `full` adds the add/edit fields.
 pub fn service(r: &mut Rng, full: bool) -> Attr {
     let mut v = Vec::new();
-    let af = if r.chance(1, 12) { r.pick(&[10u16, 0, 7, 0xffff]) } else { 2 };
+    let af = if r.chance(1, 12) {
+        r.pick(&[10u16, 0, 7, 0xffff])
+    } else {
+        2
+    };
     v.push(Attr::u16(svc::AF, af));
-    v.push(Attr::u16(svc::PROTOCOL, if r.chance(1, 12) { r.below(256) as u16 } else { r.pick(&[6u16, 17]) }));
+    v.push(Attr::u16(
+        svc::PROTOCOL,
+        if r.chance(1, 12) {
+            r.below(256) as u16
+        } else {
+            r.pick(&[6u16, 17])
+        },
+    ));
     let host = 1 + r.below(16) as u8;
     let addr = if af == 10 {
         let mut a = vec![0x20, 0x01, 0x0d, 0xb8];
@@ -241,7 +269,14 @@ pub fn service(r: &mut Rng, full: bool) -> Attr {
         addr16([10, 0, 200, host])
     };
     v.push(Attr::raw(svc::ADDR, &addr));
-    v.push(Attr::be16(svc::PORT, if r.chance(1, 10) { r.next_u64() as u16 } else { r.pick(PORTS) }));
+    v.push(Attr::be16(
+        svc::PORT,
+        if r.chance(1, 10) {
+            r.next_u64() as u16
+        } else {
+            r.pick(PORTS)
+        },
+    ));
     if r.chance(1, 20) {
         v.push(Attr::u32(svc::FWMARK, r.interesting_u32()));
     }
@@ -249,11 +284,17 @@ pub fn service(r: &mut Rng, full: bool) -> Attr {
         let mut s = r.pick(SCHEDS).as_bytes().to_vec();
         s.push(0);
         v.push(Attr::raw(svc::SCHED_NAME, &s));
-        let mut fl = r.pick(&[0u32, 1, 2, 4, 7, 0xffff_ffff]).to_ne_bytes().to_vec();
+        let mut fl = r
+            .pick(&[0u32, 1, 2, 4, 7, 0xffff_ffff])
+            .to_ne_bytes()
+            .to_vec();
         fl.extend_from_slice(&r.pick(&[0u32, 0xffff_ffff, 1]).to_ne_bytes());
         v.push(Attr::raw(svc::FLAGS, &fl));
         v.push(Attr::u32(svc::TIMEOUT, r.pick(&[0, 300, 0xffff_ffff])));
-        v.push(Attr::u32(svc::NETMASK, r.pick(&[0xffff_ffff, 0, 0x00ff_ffff])));
+        v.push(Attr::u32(
+            svc::NETMASK,
+            r.pick(&[0xffff_ffff, 0, 0x00ff_ffff]),
+        ));
         if r.chance(1, 10) {
             v.push(Attr::raw(svc::PE_NAME, b"sip\0"));
         }
@@ -273,13 +314,34 @@ pub fn destination(r: &mut Rng, full: bool) -> Attr {
         Attr::be16(dest::PORT, r.pick(PORTS)),
     ];
     if full {
-        v.push(Attr::u32(dest::FWD_METHOD, if r.chance(1, 8) { r.interesting_u32() } else { r.pick(&[0, 2, 3]) }));
-        v.push(Attr::u32(dest::WEIGHT, if r.chance(1, 6) { r.interesting_u32() } else { r.below(10) as u32 }));
+        v.push(Attr::u32(
+            dest::FWD_METHOD,
+            if r.chance(1, 8) {
+                r.interesting_u32()
+            } else {
+                r.pick(&[0, 2, 3])
+            },
+        ));
+        v.push(Attr::u32(
+            dest::WEIGHT,
+            if r.chance(1, 6) {
+                r.interesting_u32()
+            } else {
+                r.below(10) as u32
+            },
+        ));
         v.push(Attr::u32(dest::U_THRESH, r.pick(&[0, 5, 100, 0xffff_ffff])));
         v.push(Attr::u32(dest::L_THRESH, r.pick(&[0, 1, 9, 200])));
     }
     if r.chance(3, 4) {
-        v.push(Attr::u16(dest::ADDR_FAMILY, if r.chance(1, 10) { r.pick(&[10u16, 0, 99]) } else { 2 }));
+        v.push(Attr::u16(
+            dest::ADDR_FAMILY,
+            if r.chance(1, 10) {
+                r.pick(&[10u16, 0, 99])
+            } else {
+                2
+            },
+        ));
     }
     if r.chance(1, 10) {
         v.push(Attr::raw(dest::TUN_TYPE, &[r.below(4) as u8]));
@@ -313,6 +375,10 @@ pub fn valid(r: &mut Rng, c: u8) -> GenlMsg {
             Attr::u32(attr::TIMEOUT_TCP, r.pick(&[0, 900, 0xffff_ffff])),
             Attr::u32(attr::TIMEOUT_TCP_FIN, r.pick(&[0, 120])),
             Attr::u32(attr::TIMEOUT_UDP, r.pick(&[0, 300])),
+            Attr::u32(
+                r.pick(&[attr::EXPIRE_NODEST_CONN, attr::EXPIRE_QUIESCENT_TEMPLATE]),
+                r.pick(&[0, 1, 2, 0xffff_ffff]),
+            ),
         ],
         cmd::ZERO if r.chance(1, 2) => vec![service(r, false)],
         cmd::GET_DAEMON | cmd::GET_CONFIG | cmd::GET_INFO | cmd::ZERO | cmd::FLUSH => vec![],
@@ -341,10 +407,16 @@ mod tests {
 
     #[test]
     fn nests_carry_the_flag_and_children() {
-        let n = Attr::nest(attr::SERVICE, vec![Attr::u16(svc::AF, 2), Attr::be16(svc::PORT, 80)]);
+        let n = Attr::nest(
+            attr::SERVICE,
+            vec![Attr::u16(svc::AF, 2), Attr::be16(svc::PORT, 80)],
+        );
         let b = encode_attrs(&[n.clone()]);
         assert_eq!(b.len(), n.size());
-        assert_eq!(u16::from_ne_bytes([b[2], b[3]]), attr::SERVICE | NLA_F_NESTED);
+        assert_eq!(
+            u16::from_ne_bytes([b[2], b[3]]),
+            attr::SERVICE | NLA_F_NESTED
+        );
         assert_eq!(u16::from_ne_bytes([b[0], b[1]]) as usize, 4 + 8 + 8);
         assert_eq!(&b[16..18], &[0, 80]); // port in network order
     }

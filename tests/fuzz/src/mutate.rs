@@ -36,8 +36,19 @@ fn tree_size(attrs: &[Attr]) -> usize {
 
 /// Names of the structural mutators (for the summary and tests).
 pub const TREE_OPS: &[&str] = &[
-    "duplicate", "drop", "retype", "flip-nested-flag", "byteorder-flag", "resize", "randomize",
-    "oversize", "wrong-nest", "flatten", "wrap-in-nest", "bad-af", "interesting-u32",
+    "duplicate",
+    "drop",
+    "retype",
+    "flip-nested-flag",
+    "byteorder-flag",
+    "resize",
+    "randomize",
+    "oversize",
+    "wrong-nest",
+    "flatten",
+    "wrap-in-nest",
+    "bad-af",
+    "interesting-u32",
 ];
 
 /// Applies structural mutator `op` (index into TREE_OPS) somewhere in the
@@ -162,7 +173,13 @@ pub fn attr_offsets(buf: &[u8], base: usize, depth: u32, out: &mut Vec<usize>) {
     }
 }
 
-pub const BYTE_OPS: &[&str] = &["bitflip", "truncate", "len-lie", "append-garbage", "byte-set"];
+pub const BYTE_OPS: &[&str] = &[
+    "bitflip",
+    "truncate",
+    "len-lie",
+    "append-garbage",
+    "byte-set",
+];
 
 /// Applies byte-level mutator `op` to `buf`, a genl payload whose first
 /// GENL_HDRLEN bytes are the genl header.
@@ -218,8 +235,14 @@ pub fn mutate_bytes(r: &mut Rng, buf: &mut Vec<u8>, op: usize) {
 /// (e.g. nlmsg_len past the end), so the sender resynchronises with a
 /// ping afterwards instead of waiting for an answer.
 pub const HDR_OPS: &[&str] = &[
-    "len-longer", "len-shorter", "len-below-header", "no-request-flag", "random-flags",
-    "two-messages", "trailing-garbage", "ctrl-type",
+    "len-longer",
+    "len-shorter",
+    "len-below-header",
+    "no-request-flag",
+    "random-flags",
+    "two-messages",
+    "trailing-garbage",
+    "ctrl-type",
 ];
 
 pub fn mutate_header(r: &mut Rng, m: &mut Vec<u8>, op: usize) {
@@ -278,7 +301,11 @@ mod tests {
                 mutate_tree(&mut r2, &mut b, op);
             }
             assert_eq!(a, b, "op {}", TREE_OPS[op]);
-            assert!(encode_attrs(&a).len() <= MAX_ATTRS_LEN + 64 * 20, "op {}", TREE_OPS[op]);
+            assert!(
+                encode_attrs(&a).len() <= MAX_ATTRS_LEN + 64 * 20,
+                "op {}",
+                TREE_OPS[op]
+            );
         }
     }
 
@@ -305,14 +332,21 @@ mod tests {
     #[test]
     fn offsets_find_nested_headers() {
         let mut r = Rng::new(5);
-        let m = GenlMsg::new(cmd::NEW_DEST, vec![service(&mut r, false), destination(&mut r, true)]);
+        let m = GenlMsg::new(
+            cmd::NEW_DEST,
+            vec![service(&mut r, false), destination(&mut r, true)],
+        );
         let p = m.payload();
         let mut offs = Vec::new();
         attr_offsets(&p[GENL_HDRLEN..], GENL_HDRLEN, 0, &mut offs);
-        let n_children: usize = m.attrs.iter().map(|a| match &a.body {
-            Body::Nest(c) => c.len() + 1,
-            Body::Raw(_) => 1,
-        }).sum();
+        let n_children: usize = m
+            .attrs
+            .iter()
+            .map(|a| match &a.body {
+                Body::Nest(c) => c.len() + 1,
+                Body::Raw(_) => 1,
+            })
+            .sum();
         assert_eq!(offs.len(), n_children);
         assert_eq!(offs[0], GENL_HDRLEN);
     }

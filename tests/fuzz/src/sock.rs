@@ -69,7 +69,11 @@ impl NlSock {
                 std::mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t,
             ))?;
             let mut len = std::mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t;
-            check(libc::getsockname(fd, &mut sa as *mut _ as *mut libc::sockaddr, &mut len))?;
+            check(libc::getsockname(
+                fd,
+                &mut sa as *mut _ as *mut libc::sockaddr,
+                &mut len,
+            ))?;
             s.portid = sa.nl_pid;
             Ok(s)
         }
@@ -93,7 +97,10 @@ impl NlSock {
                 return Err(io::Error::last_os_error());
             }
             if n as usize != buf.len() {
-                return Err(io::Error::other(format!("short send: {n} of {}", buf.len())));
+                return Err(io::Error::other(format!(
+                    "short send: {n} of {}",
+                    buf.len()
+                )));
             }
         }
         Ok(())
@@ -104,7 +111,12 @@ impl NlSock {
     pub fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
         // SAFETY: `buf` is valid for writes of its length.
         let n = unsafe {
-            libc::recv(self.fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len(), libc::MSG_TRUNC)
+            libc::recv(
+                self.fd,
+                buf.as_mut_ptr() as *mut libc::c_void,
+                buf.len(),
+                libc::MSG_TRUNC,
+            )
         };
         if n < 0 {
             Err(io::Error::last_os_error())

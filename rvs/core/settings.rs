@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Runtime settings of a namespace: IPVS's sysctl knobs (and rvs's own),
+//! carried as flat u32 attributes of SET_CONFIG / GET_CONFIG.
+//!
+//! One table, [`SETTINGS`], names every setting once: its netlink
+//! attribute, its range and its default. The module keeps one atomic per
+//! row and validates writes with [`validate`]; rvsadm uses the same table
+//! for `--set-option NAME=VALUE` and `--show-options`, so a new setting is
+//! one new row plus the code that reads it.
+
+#![forbid(unsafe_code)]
+
+use super::config::{ConfigError, ERANGE};
+use core::ffi::CStr;
+
+/// A setting, in [`SETTINGS`] order (its discriminant is its row).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Setting {
+    /// `expire_nodest_conn`: drop connections of a deleted real server on
+    /// their next packet (1) instead of keeping them until they time out.
+    ExpireNodestConn = 0,
+    /// `expire_quiescent_template`: persistence templates pointing at a
+    /// real server of weight 0 expire on their next use (1).
+    ExpireQuiescentTemplate = 1,
+}
+
+/// Number of settings (rows of [`SETTINGS`]).
+pub const COUNT: usize = 2;
+
+/// One row of the settings table.
+#[derive(Debug)]
+pub struct SettingSpec {
+    /// Which setting this row describes.
+    pub setting: Setting,
+    /// Name as users write it (IPVS's sysctl name where there is one).
+    pub name: &'static str,
+    /// `RVS_CMD_ATTR_*` carrying it in SET_CONFIG / GET_CONFIG.
+    pub attr: u16,
+    /// Smallest accepted value.
+    pub min: u32,
+    /// Largest accepted value.
+    pub max: u32,
+    /// Value of a new namespace.
+    pub default: u32,
+    /// Extended-ACK text for a value outside `min..=max`.
+    pub range_msg: &'static CStr,
+    /// One line for `--show-options` and the man page.
+    pub help: &'static str,
+}
+
+/// Every setting, indexed by `Setting as usize`.
+pub static SETTINGS: [SettingSpec; COUNT] = [
+    SettingSpec {
+        setting: Setting::ExpireNodestConn,
+        name: "expire_nodest_conn",
+        attr: 8,
+        min: 0,
+        max: 1,
+        default: 0,
+        range_msg: c"expire_nodest_conn must be 0 or 1",
+        help: "drop a deleted real server's connections on their next packet",
+    },
+    SettingSpec {
+        setting: Setting::ExpireQuiescentTemplate,
+        name: "expire_quiescent_template",
+        attr: 9,
+        min: 0,
+        max: 1,
+        default: 0,
+        range_msg: c"expire_quiescent_template must be 0 or 1",
+        help: "expire persistence templates of weight-0 real servers",
+    },
+];
+
+impl Setting {
+    /// Its row in [`SETTINGS`].
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Its row's description.
+    pub fn spec(self) -> &'static SettingSpec {
+        // The discriminants are the rows; `table_is_consistent` checks it.
+        let [first, ..] = &SETTINGS;
+        SETTINGS.get(self.index()).unwrap_or(first)
+    }
+}
+
+/// The row whose netlink attribute is `attr`.
+pub fn by_attr(attr: u16) -> Option<&'static SettingSpec> {
+    SETTINGS.iter().find(|s| s.attr == attr)
+}
+
+/// The row called `name`.
+pub fn by_name(name: &str) -> Option<&'static SettingSpec> {
+    SETTINGS.iter().find(|s| s.name == name)
+}
+
+/// Checks a value for `spec`: ERANGE with the row's message when outside
+/// its range.
+pub fn validate(spec: &SettingSpec, value: u32) -> Result<u32, ConfigError> {
+    if (spec.min..=spec.max).contains(&value) {
+        Ok(value)
+    } else {
+        Err(ConfigError::new(ERANGE, spec.range_msg))
+    }
+}
+
+/// The defaults of every setting, in row order (a new namespace's values).
+pub fn defaults() -> [u32; COUNT] {
+    let mut v = [0; COUNT];
+    for (slot, spec) in v.iter_mut().zip(SETTINGS.iter()) {
+        *slot = spec.default;
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_is_consistent() {
+        for (i, spec) in SETTINGS.iter().enumerate() {
+            assert_eq!(spec.setting.index(), i, "{} is in the wrong row", spec.name);
+            assert!(
+                spec.min <= spec.default && spec.default <= spec.max,
+                "{}",
+                spec.name
+            );
+            assert!(spec.attr >= 8, "{}: attributes 1..7 are IPVS's", spec.name);
+            assert!(!spec.help.is_empty());
+            assert!(spec
+                .name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b == b'_'));
+            for other in &SETTINGS[i + 1..] {
+                assert_ne!(spec.attr, other.attr, "{} and {}", spec.name, other.name);
+                assert_ne!(spec.name, other.name);
+            }
+        }
+    }
+
+    #[test]
+    fn lookups() {
+        assert_eq!(
+            by_name("expire_nodest_conn").map(|s| s.setting),
+            Some(Setting::ExpireNodestConn)
+        );
+        assert_eq!(
+            by_attr(9).map(|s| s.name),
+            Some("expire_quiescent_template")
+        );
+        assert!(by_name("nope").is_none());
+        assert!(by_attr(4).is_none(), "timeouts are not settings");
+        assert_eq!(Setting::ExpireQuiescentTemplate.spec().attr, 9);
+    }
+
+    #[test]
+    fn validation() {
+        let spec = Setting::ExpireNodestConn.spec();
+        assert_eq!(validate(spec, 1), Ok(1));
+        assert_eq!(validate(spec, 0), Ok(0));
+        let e = validate(spec, 2).unwrap_err();
+        assert_eq!(e.errno, ERANGE);
+        assert_eq!(e.msg, c"expire_nodest_conn must be 0 or 1");
+        assert_eq!(defaults(), [0, 0]);
+    }
+}

@@ -225,10 +225,13 @@ else:
   bg_track $!
 }
 
-# serve_sink NS PORT OUTFILE: accepts one TCP connection in NS and writes
+# serve_sink NS PORT OUTFILE [6]: accepts one TCP connection (over IPv6
+# with 6) in NS and writes
 # what it receives to OUTFILE; its pid is in SINK_PID (see sink_wait).
 serve_sink() {
-  ip netns exec "$1" timeout 30 socat -u "TCP6-LISTEN:$2,reuseaddr,ipv6only=0" "OPEN:$3,creat,trunc" </dev/null 2>/dev/null &
+  local listen="TCP4-LISTEN:$2,reuseaddr"
+  [ "${4:-}" = 6 ] && listen="TCP6-LISTEN:$2,reuseaddr"
+  ip netns exec "$1" timeout 30 socat -u "$listen" "OPEN:$3,creat,trunc" </dev/null 2>/dev/null &
   SINK_PID=$!
   bg_track $SINK_PID
   wait_listen "$1" tcp "$2"
@@ -260,7 +263,7 @@ check_transfer() {
   [ -n "${TEST_TMP:-}" ] || mk_test_tmp
   head -c "$bytes" /dev/urandom >"$TEST_TMP/in" || fail "cannot write $TEST_TMP/in"
   rm -f "$TEST_TMP/out"
-  serve_sink "$rs" "$rport" "$TEST_TMP/out"
+  case $vip in *:*) serve_sink "$rs" "$rport" "$TEST_TMP/out" 6 ;; *) serve_sink "$rs" "$rport" "$TEST_TMP/out" ;; esac
   out=$(send_file "$cl" "$TEST_TMP/in" "$vip" "$vport") ||
     fail "$label: client could not send $bytes bytes to $vip:$vport: $out"
   sink_wait

@@ -7,7 +7,15 @@ KMAKE := $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=1 RUSTC=/usr/bin/rustc \
 	BINDGEN=$(RVS_TOOLS_DIR)/bin/bindgen CLIPPY_DRIVER=/usr/bin/clippy-driver \
 	PATH=/usr/lib/llvm-19/bin:$(RVS_TOOLS_DIR)/bin:$(PATH)
 
-.PHONY: all module rvsadm deps kernel clean test demo help clippy fmt
+.PHONY: all module rvsadm deps kernel clean test demo help clippy fmt \
+	kernel-debug module-debug test-debug
+
+# The debug (sanitizer) kernel and the module built against it, in its own
+# output directory so the normal rvs.ko is never clobbered (6.12's kbuild
+# cannot put an external module's objects elsewhere, so the sources are
+# copied there first). Documentation/hardening.md, "Debug kernel".
+DEBUG_KDIR ?= $(shell qemu/build-kernel --debug --print-dir 2>/dev/null)
+DEBUG_OUT := $(CURDIR)/.build/debug
 
 all: module rvsadm
 
@@ -18,6 +26,9 @@ help:
 	@echo "make rvsadm    build the userspace tool"
 	@echo "make demo      README's main job: balance real traffic in the VM"
 	@echo "make test      README's test command: host tests + VM tests"
+	@echo "make kernel-debug  build or reuse the debug kernel (KASAN, kmemleak, lockdep, UBSAN)"
+	@echo "make module-debug  build .build/debug/rvs.ko against it"
+	@echo "make test-debug    the whole suite on the debug kernel, kmemleak scan at the end (slow)"
 	@echo "make clippy    clippy on module (CLIPPY=1), rvsadm and rvs/core"
 	@echo "make fmt       rustfmt everything"
 
@@ -27,9 +38,24 @@ deps:
 kernel: deps
 	qemu/build-kernel
 
+kernel-debug: deps
+	qemu/build-kernel --debug
+
 module:
 	@test -n "$(KDIR)" || { echo "no kernel tree: run 'make kernel' or pass KDIR="; exit 1; }
 	$(KMAKE) modules
+
+module-debug:
+	@test -n "$(DEBUG_KDIR)" || { echo "no debug kernel tree: run 'make kernel-debug' or pass DEBUG_KDIR="; exit 1; }
+	@mkdir -p $(DEBUG_OUT)
+	@tar -cf - --exclude=target --exclude='*.o' --exclude='*.ko' --exclude='*.mod' \
+		--exclude='*.mod.c' --exclude='.*.cmd' --exclude='.*.d' \
+		--exclude=bindings_generated.rs Kbuild rvs | tar -xf - -C $(DEBUG_OUT)
+	$(MAKE) -C $(DEBUG_KDIR) M=$(DEBUG_OUT) LLVM=1 RUSTC=/usr/bin/rustc \
+		BINDGEN=$(RVS_TOOLS_DIR)/bin/bindgen \
+		PATH=/usr/lib/llvm-19/bin:$(RVS_TOOLS_DIR)/bin:$(PATH) modules
+	@nm -u $(DEBUG_OUT)/rvs.ko | grep -q __asan_ || \
+		{ echo "$(DEBUG_OUT)/rvs.ko is not KASAN-instrumented: wrong DEBUG_KDIR?"; exit 1; }
 
 rvsadm:
 	cd rvsadm && cargo build --release --quiet
@@ -56,7 +82,12 @@ demo:
 test:
 	@tests/run-all
 
+# The same suite on the debug kernel, then a kmemleak scan; not in CI (slow).
+test-debug:
+	@tests/run-all --debug
+
 clean:
 	-$(KMAKE) clean
 	rm -f rvs/bindings_generated.rs
+	rm -rf .build
 	cd rvsadm && cargo clean

@@ -18,6 +18,9 @@ rvs_say() { printf '[%s] %s\n' "${RVS_STEP:-rvs}" "$*" >&2; }
 rvs_die() { rvs_say "ERROR: $*"; exit 1; }
 
 # Prints the cache key of the test kernel: everything that changes its bytes.
+# `rvs_kernel_key debug` is the key of the debug (sanitizer) kernel: the same
+# inputs plus qemu/kernel-debug.config and the debug part of the recipe (the
+# normal key does not depend on either).
 rvs_kernel_key() {
   {
     dpkg-query -W -f='${Version}\n' linux-source-6.12 2>/dev/null
@@ -26,8 +29,19 @@ rvs_kernel_key() {
     "$RVS_KRUSTC" --version 2>/dev/null
     "$RVS_BINDGEN" --version 2>/dev/null
     clang --version 2>/dev/null | head -1
+    if [ "${1:-}" = debug ]; then
+      cat "$RVS_ROOT/qemu/kernel-debug.config"
+      sed -n '/^# debug-key-begin/,/^# debug-key-end/p' "$RVS_ROOT/qemu/build-kernel"
+    fi
   } | sha256sum | cut -c1-16
 }
 
-# Directory of the cached kernel tree for the current key.
-rvs_kernel_dir() { echo "$RVS_CACHE/kernel/6.12-$(rvs_kernel_key)"; }
+# Directory of the cached kernel tree for the current key (argument `debug`:
+# the debug kernel's, $RVS_CACHE/kernel/6.12-debug-<key>).
+rvs_kernel_dir() {
+  if [ "${1:-}" = debug ]; then
+    echo "$RVS_CACHE/kernel/6.12-debug-$(rvs_kernel_key debug)"
+  else
+    echo "$RVS_CACHE/kernel/6.12-$(rvs_kernel_key)"
+  fi
+}

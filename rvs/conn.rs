@@ -24,7 +24,7 @@
 
 use crate::ffi;
 use crate::rcu::{lock_bh, ReadGuard};
-use crate::rvs_core::config::FwdMethod;
+use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::defense;
 use crate::rvs_core::hash::{self, SipKey};
 use crate::rvs_core::proto::{self, Dir, TcpFlags, TcpState, Timeouts};
@@ -59,6 +59,9 @@ fn expired(t: u64, now: u64) -> bool {
 /// The addresses of one connection, as seen by the director.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Tuple {
+    /// Family of the client and virtual addresses (the service's). The
+    /// real server's may differ when tunnelled (see `Dest::af`).
+    pub(crate) af: AddrFamily,
     /// IPPROTO_TCP or IPPROTO_UDP.
     pub(crate) protocol: u8,
     /// Client address and port.
@@ -77,9 +80,12 @@ pub(crate) struct Tuple {
 
 impl Tuple {
     /// Whether this is the connection of a request from `caddr:cport` to
-    /// `vaddr:vport` over `protocol` (the client-side half of the tuple).
+    /// `vaddr:vport` over `protocol` in family `af` (the client-side half of
+    /// the tuple).
+    #[allow(clippy::too_many_arguments)]
     fn same_request(
         &self,
+        af: AddrFamily,
         protocol: u8,
         caddr: &[u8; 16],
         cport: u16,
@@ -87,6 +93,7 @@ impl Tuple {
         vport: u16,
     ) -> bool {
         self.protocol == protocol
+            && self.af == af
             && self.cport == cport
             && self.vport == vport
             && self.caddr == *caddr
@@ -420,11 +427,12 @@ impl ConnTable {
         1u32 << self.bits
     }
 
-    fn bucket_of(&self, protocol: u8, caddr: &[u8; 16], cport: u16) -> usize {
-        hash::bucket(
-            hash::conn_hash(&self.key, protocol, caddr, cport),
-            self.bits,
-        )
+    /// The bucket of a client. The family is added to the hash so that an
+    /// IPv4 client and the IPv6 address with the same leading bytes do not
+    /// share chains (they never match: lookups compare the family too).
+    fn bucket_of(&self, af: AddrFamily, protocol: u8, caddr: &[u8; 16], cport: u16) -> usize {
+        let h = hash::conn_hash(&self.key, protocol, caddr, cport);
+        hash::bucket(h.wrapping_add(u64::from(af.to_u16())), self.bits)
     }
 
     fn lock(&self, bucket: usize) -> Option<&SpinLock<()>> {
@@ -452,18 +460,22 @@ impl ConnTable {
     }
 
     /// The connection a request from a client belongs to.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn lookup_in<'g>(
         &'g self,
         g: &'g ReadGuard,
+        af: AddrFamily,
         protocol: u8,
         caddr: &[u8; 16],
         cport: u16,
         vaddr: &[u8; 16],
         vport: u16,
     ) -> Option<&'g Conn> {
-        let b = self.bucket_of(protocol, caddr, cport);
+        let b = self.bucket_of(af, protocol, caddr, cport);
         self.walk(g, b, |c| {
-            !c.template && c.tuple.same_request(protocol, caddr, cport, vaddr, vport)
+            !c.template
+                && c.tuple
+                    .same_request(af, protocol, caddr, cport, vaddr, vport)
         })
     }
 
@@ -471,15 +483,17 @@ impl ConnTable {
     pub(crate) fn lookup_template<'g>(
         &'g self,
         g: &'g ReadGuard,
+        af: AddrFamily,
         protocol: u8,
         caddr: &[u8; 16],
         vaddr: &[u8; 16],
         vport: u16,
     ) -> Option<&'g Conn> {
-        let b = self.bucket_of(protocol, caddr, 0);
+        let b = self.bucket_of(af, protocol, caddr, 0);
         self.walk(g, b, |c| {
             let t = &c.tuple;
             c.template
+                && t.af == af
                 && t.protocol == protocol
                 && t.vport == vport
                 && t.caddr == *caddr
@@ -488,19 +502,22 @@ impl ConnTable {
     }
 
     /// The connection a reply from a real server belongs to.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn lookup_out<'g>(
         &'g self,
         g: &'g ReadGuard,
+        af: AddrFamily,
         protocol: u8,
         daddr: &[u8; 16],
         dport: u16,
         caddr: &[u8; 16],
         cport: u16,
     ) -> Option<&'g Conn> {
-        let b = self.bucket_of(protocol, caddr, cport);
+        let b = self.bucket_of(af, protocol, caddr, cport);
         self.walk(g, b, |c| {
             let t = &c.tuple;
             !c.template
+                && t.af == af
                 && t.protocol == protocol
                 && t.cport == cport
                 && t.dport == dport
@@ -527,7 +544,7 @@ impl ConnTable {
         expire_secs: u32,
         limits: Limits,
     ) -> Option<&'g Conn> {
-        let bucket = self.bucket_of(tuple.protocol, &tuple.caddr, tuple.cport);
+        let bucket = self.bucket_of(tuple.af, tuple.protocol, &tuple.caddr, tuple.cport);
         let mut reserved = self.reserve(limits.max);
         if !reserved && limits.drop_entry == 0 {
             self.refuse(limits.max);
@@ -567,7 +584,7 @@ impl ConnTable {
         if let Some(existing) = self.walk(g, bucket, |c| {
             c.template == template
                 && c.tuple
-                    .same_request(t.protocol, &t.caddr, t.cport, &t.vaddr, t.vport)
+                    .same_request(t.af, t.protocol, &t.caddr, t.cport, &t.vaddr, t.vport)
         }) {
             if reserved {
                 self.release();

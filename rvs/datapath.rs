@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The packet path: what each hook does with an IPv4 packet.
+//! The packet path: what each hook does with an IPv4 or IPv6 packet.
 //!
 //! C counterpart: net/netfilter/ipvs/ip_vs_core.c.
 //!
@@ -16,9 +16,9 @@ use crate::conn::{Conn, ConnTable, Tuple};
 use crate::hooks::Verdict;
 use crate::netns::Net;
 use crate::rcu::ReadGuard;
-use crate::rvs_core::config::FwdMethod;
+use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::icmp::{self, IcmpNat, IPPROTO_ICMP};
-use crate::rvs_core::packet::{self, Ipv4Info, ParseError, IPPROTO_TCP, IPPROTO_UDP};
+use crate::rvs_core::packet::{self, IpInfo, Ipv4Info, ParseError, IPPROTO_TCP, IPPROTO_UDP};
 use crate::rvs_core::proto::{Dir, TcpFlags};
 use crate::rvs_core::sched::Flow;
 use crate::rvs_core::settings::Setting;
@@ -56,10 +56,10 @@ impl HookPoint {
     }
 }
 
-/// A parsed TCP/UDP over IPv4 packet.
+/// A parsed TCP/UDP over IPv4 or IPv6 packet.
 pub(crate) struct Packet {
-    /// The IPv4 header fields.
-    pub(crate) ip: Ipv4Info,
+    /// The IP header fields (either family; addresses in 16-byte form).
+    pub(crate) ip: IpInfo,
     /// Source port, host order.
     pub(crate) sport: u16,
     /// Destination port, host order.
@@ -68,7 +68,7 @@ pub(crate) struct Packet {
     pub(crate) tcp: Option<TcpFlags>,
 }
 
-/// IPv4 address into rvs's 16-byte form.
+/// The 16-byte form of an IPv4 address.
 pub(crate) fn addr16(a: [u8; 4]) -> [u8; 16] {
     let mut x = [0u8; 16];
     x[..4].copy_from_slice(&a);
@@ -80,8 +80,9 @@ pub(crate) fn addr4(a: &[u8; 16]) -> [u8; 4] {
     [a[0], a[1], a[2], a[3]]
 }
 
-/// Parses the IPv4 header (options included), making it linear.
-fn parse_ip(skb: &mut Skb<'_>) -> Option<Ipv4Info> {
+/// Parses the IPv4 header (options included), making it linear (for ICMP
+/// errors, which rvs handles for IPv4).
+fn parse_ipv4(skb: &mut Skb<'_>) -> Option<Ipv4Info> {
     let pkt_len = skb.len();
     let mut want = 20usize;
     loop {
@@ -94,18 +95,31 @@ fn parse_ip(skb: &mut Skb<'_>) -> Option<Ipv4Info> {
     }
 }
 
-/// Parses the IPv4 and TCP/UDP headers, making exactly those bytes linear.
-/// `None` for anything rvs does not balance (other protocols, non-first
-/// fragments, truncated or malformed headers).
-pub(crate) fn parse(skb: &mut Skb<'_>) -> Option<Packet> {
-    let ip = parse_ip(skb)?;
+/// Parses the IP header (IPv6: with its extension headers) of family `af`
+/// and the TCP/UDP header, making exactly those bytes linear. `None` for
+/// anything rvs does not balance (other protocols, fragments, truncated or
+/// malformed headers).
+pub(crate) fn parse(skb: &mut Skb<'_>, af: AddrFamily) -> Option<Packet> {
+    let pkt_len = skb.len();
+    let mut want = match af {
+        AddrFamily::Inet => 20usize,
+        AddrFamily::Inet6 => 40usize,
+    };
+    let ip = loop {
+        let hdr = skb.header(want)?;
+        match packet::parse_ip(af, hdr, pkt_len) {
+            Ok(ip) => break ip,
+            Err(ParseError::NeedMore { needed }) if needed > want => want = needed,
+            Err(_) => return None,
+        }
+    };
     if ip.proto != IPPROTO_TCP && ip.proto != IPPROTO_UDP {
         return None;
     }
     if ip.is_fragment {
         return None;
     }
-    let off = ip.l4_offset();
+    let off = ip.l4_offset;
     let l4_len = if ip.proto == IPPROTO_TCP {
         // The full TCP header, options included (its length is in byte 12).
         let doff = skb.header(off.checked_add(20)?)?.get(off + 12)? >> 4;
@@ -129,16 +143,25 @@ pub(crate) fn parse(skb: &mut Skb<'_>) -> Option<Packet> {
     })
 }
 
-/// The hooks' entry point.
-pub(crate) fn handle(point: HookPoint, ns: &NetState, net: &Net, mut skb: Skb<'_>) -> Verdict {
+/// The hooks' entry point, for packets of family `af`.
+pub(crate) fn handle(
+    point: HookPoint,
+    af: AddrFamily,
+    ns: &NetState,
+    net: &Net,
+    mut skb: Skb<'_>,
+) -> Verdict {
     if skb.is_rvs_xmit() {
         return Verdict::Accept;
     }
     let Some(conns) = ns.conns() else {
         return Verdict::Accept;
     };
-    let Some(pkt) = parse(&mut skb) else {
-        return icmp_error(point, conns, net, skb);
+    let Some(pkt) = parse(&mut skb, af) else {
+        return match af {
+            AddrFamily::Inet => icmp_error(point, conns, net, skb),
+            AddrFamily::Inet6 => Verdict::Accept,
+        };
     };
     let g = ReadGuard::new();
     match point {
@@ -158,13 +181,14 @@ fn request(
     pkt: &Packet,
     g: &ReadGuard,
 ) -> Verdict {
-    let caddr = addr16(pkt.ip.saddr);
-    let vaddr = addr16(pkt.ip.daddr);
+    let af = pkt.ip.af;
+    let caddr = pkt.ip.saddr;
+    let vaddr = pkt.ip.daddr;
     let proto = pkt.ip.proto;
     let mut new_conn = false;
     // A one-packet (`-o`) datagram's entry, which stays out of the table.
     let unhashed: Conn;
-    let mut found = conns.lookup_in(g, proto, &caddr, pkt.sport, &vaddr, pkt.dport);
+    let mut found = conns.lookup_in(g, af, proto, &caddr, pkt.sport, &vaddr, pkt.dport);
     if let Some(c) = found {
         match nodest(ns, c, pkt) {
             Nodest::Keep => {}
@@ -175,10 +199,15 @@ fn request(
     let conn = match found {
         Some(c) => c,
         None => {
-            // Firewall-mark services first, as IPVS's ip_vs_service_find.
-            let found = match ns.services.lookup_fwmark(g, skb.fwmark()) {
+            // Firewall-mark services first, as IPVS's ip_vs_service_find
+            // (IPv4 only in rvs).
+            let fwm = match af {
+                AddrFamily::Inet => ns.services.lookup_fwmark(g, skb.fwmark()),
+                AddrFamily::Inet6 => None,
+            };
+            let found = match fwm {
                 Some(svc) => Some(svc),
-                None => ns.services.lookup(g, proto, &vaddr, pkt.dport),
+                None => ns.services.lookup(g, af, proto, &vaddr, pkt.dport),
             };
             let Some(svc) = found else {
                 return Verdict::Accept;
@@ -219,6 +248,7 @@ fn request(
                 return Verdict::Drop;
             };
             let tuple = Tuple {
+                af,
                 protocol: proto,
                 caddr,
                 cport: pkt.sport,
@@ -303,7 +333,7 @@ fn persistent_dest(
     g: &ReadGuard,
     svc: &Arc<Service>,
     flow: &Flow,
-    (timeout, mask): (u32, [u8; 4]),
+    (timeout, mask): (u32, [u8; 16]),
     quiescent: bool,
     limits: crate::conn::Limits,
 ) -> Option<Arc<Dest>> {
@@ -312,6 +342,7 @@ fn persistent_dest(
     for (m, (a, k)) in masked.iter_mut().zip(caddr.iter().zip(mask)) {
         *m = a & k;
     }
+    let af = svc.key.af;
     let fwm_addr;
     let (proto, vaddr, vport) = if svc.key.is_fwmark() {
         fwm_addr = addr16(svc.key.fwmark.to_be_bytes());
@@ -319,7 +350,7 @@ fn persistent_dest(
     } else {
         (svc.key.protocol, vaddr, vport)
     };
-    if let Some(t) = conns.lookup_template(g, proto, &masked, vaddr, vport) {
+    if let Some(t) = conns.lookup_template(g, af, proto, &masked, vaddr, vport) {
         let expired = quiescent && t.dest.weight() == 0;
         if !t.dest.removed.load(Ordering::Relaxed) && !expired {
             t.touch(timeout);
@@ -329,6 +360,7 @@ fn persistent_dest(
     }
     let dest = svc.schedule(g, flow)?;
     let tuple = Tuple {
+        af,
         protocol: proto,
         caddr: masked,
         cport: 0,
@@ -366,7 +398,7 @@ fn persistent_dest(
 /// Anything else (other ICMP, malformed or truncated quotes, unknown
 /// connections) passes untouched.
 fn icmp_error(point: HookPoint, conns: &ConnTable, net: &Net, mut skb: Skb<'_>) -> Verdict {
-    let Some(outer) = parse_ip(&mut skb) else {
+    let Some(outer) = parse_ipv4(&mut skb) else {
         return Verdict::Accept;
     };
     if outer.proto != IPPROTO_ICMP || point == HookPoint::LocalOutRequest {
@@ -383,7 +415,15 @@ fn icmp_error(point: HookPoint, conns: &ConnTable, net: &Net, mut skb: Skb<'_>) 
     let (saddr, daddr) = (addr16(q.saddr), addr16(q.daddr));
     if point == HookPoint::LocalInRequest {
         // The quoted packet is a reply: VIP -> client.
-        let Some(conn) = conns.lookup_in(&g, q.proto, &daddr, q.dport, &saddr, q.sport) else {
+        let Some(conn) = conns.lookup_in(
+            &g,
+            AddrFamily::Inet,
+            q.proto,
+            &daddr,
+            q.dport,
+            &saddr,
+            q.sport,
+        ) else {
             return Verdict::Accept;
         };
         if conn.fwd == FwdMethod::Masq {
@@ -401,7 +441,15 @@ fn icmp_error(point: HookPoint, conns: &ConnTable, net: &Net, mut skb: Skb<'_>) 
         return xmit::forward_icmp(net, skb, &outer, conn);
     }
     // The quoted packet is a request after NAT: client -> real server.
-    let Some(conn) = conns.lookup_out(&g, q.proto, &daddr, q.dport, &saddr, q.sport) else {
+    let Some(conn) = conns.lookup_out(
+        &g,
+        AddrFamily::Inet,
+        q.proto,
+        &daddr,
+        q.dport,
+        &saddr,
+        q.sport,
+    ) else {
         return Verdict::Accept;
     };
     if conn.fwd != FwdMethod::Masq {
@@ -426,9 +474,16 @@ fn reply(
     pkt: &Packet,
     g: &ReadGuard,
 ) -> Verdict {
-    let daddr = addr16(pkt.ip.saddr);
-    let caddr = addr16(pkt.ip.daddr);
-    let Some(conn) = conns.lookup_out(g, pkt.ip.proto, &daddr, pkt.sport, &caddr, pkt.dport) else {
+    let (daddr, caddr) = (&pkt.ip.saddr, &pkt.ip.daddr);
+    let Some(conn) = conns.lookup_out(
+        g,
+        pkt.ip.af,
+        pkt.ip.proto,
+        daddr,
+        pkt.sport,
+        caddr,
+        pkt.dport,
+    ) else {
         return Verdict::Accept;
     };
     if conn.fwd != FwdMethod::Masq {
@@ -442,8 +497,8 @@ fn reply(
     );
     conn.dest.stats.count_out(skb.len());
     conn.svc.stats.count_out(skb.len());
-    let vaddr = addr4(&conn.tuple.vaddr);
-    match xmit::nat_rewrite(&mut skb, pkt, xmit::Side::Source, vaddr, conn.tuple.vport) {
+    let vaddr = conn.tuple.vaddr;
+    match xmit::nat_rewrite(&mut skb, pkt, xmit::Side::Source, &vaddr, conn.tuple.vport) {
         Ok(()) => Verdict::Accept,
         Err(_) => Verdict::Drop,
     }

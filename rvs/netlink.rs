@@ -309,7 +309,7 @@ fn put_conn(msg: &mut Msg, c: &Conn) -> Result {
         c.state().name()
     };
     let nest = msg.nest_start(ffi::RVS_CMD_ATTR_CONN)?;
-    msg.put_u16(ffi::RVS_CONN_ATTR_AF, crate::rvs_core::config::AF_INET)?;
+    msg.put_u16(ffi::RVS_CONN_ATTR_AF, t.af.to_u16())?;
     msg.put_u16(ffi::RVS_CONN_ATTR_PROTOCOL, u16::from(t.protocol))?;
     put_addr(msg, ffi::RVS_CONN_ATTR_CADDR, &t.caddr)?;
     msg.put_be16(ffi::RVS_CONN_ATTR_CPORT, t.cport)?;
@@ -320,6 +320,7 @@ fn put_conn(msg: &mut Msg, c: &Conn) -> Result {
     msg.put_str(ffi::RVS_CONN_ATTR_STATE, state)?;
     msg.put_u32(ffi::RVS_CONN_ATTR_EXPIRES, c.expires_ms())?;
     msg.put_u32(ffi::RVS_CONN_ATTR_FWD_METHOD, c.fwd.to_uapi())?;
+    msg.put_u16(ffi::RVS_CONN_ATTR_DEST_AF, c.dest.af.to_u16())?;
     msg.nest_end(nest);
     Ok(())
 }
@@ -377,7 +378,7 @@ fn put_service(msg: &mut Msg, svc: &Service) -> Result {
     Ok(())
 }
 
-fn put_dest(msg: &mut Msg, d: &Dest, af: u16) -> Result {
+fn put_dest(msg: &mut Msg, d: &Dest) -> Result {
     let (u, l) = d.thresholds();
     let nest = msg.nest_start(ffi::RVS_CMD_ATTR_DEST)?;
     put_addr(msg, ffi::RVS_DEST_ATTR_ADDR, &d.addr)?;
@@ -402,7 +403,7 @@ fn put_dest(msg: &mut Msg, d: &Dest, af: u16) -> Result {
         ffi::RVS_DEST_ATTR_PERSIST_CONNS,
         d.persist_conns.load(core::sync::atomic::Ordering::Relaxed),
     )?;
-    msg.put_u16(ffi::RVS_DEST_ATTR_ADDR_FAMILY, af)?;
+    msg.put_u16(ffi::RVS_DEST_ATTR_ADDR_FAMILY, d.af.to_u16())?;
     put_stats(msg, ffi::RVS_DEST_ATTR_STATS64, &d.stats)?;
     msg.nest_end(nest);
     Ok(())
@@ -464,9 +465,7 @@ fn dump_dests(dump: &mut Dump<'_>) -> Result {
     let start = usize::try_from(dump.cursor(0)).unwrap_or(usize::MAX);
     let mut i = start;
     while let Some(d) = dests.get(i) {
-        if !dump.entry(ffi::RVS_CMD_NEW_DEST as u8, |m| {
-            put_dest(m, d, key.af.to_u16())
-        })? {
+        if !dump.entry(ffi::RVS_CMD_NEW_DEST as u8, |m| put_dest(m, d))? {
             break;
         }
         i += 1;

@@ -14,7 +14,7 @@
 //! deleted, as IPVS's trash list does.
 
 use crate::rcu::{lock_bh, RcuCell, ReadGuard, WriterToken};
-use crate::rvs_core::config::{self, ConfigError, FwdMethod, EEXIST, ENOENT, ESRCH};
+use crate::rvs_core::config::{self, AddrFamily, ConfigError, FwdMethod, EEXIST, ENOENT, ESRCH};
 use crate::rvs_core::sched::{
     self, DestView, Flow, LblcTable, MhTable, SchedFlags, SchedKind, SchedState,
 };
@@ -27,6 +27,9 @@ use kernel::sync::{new_spinlock, Arc, SpinLock};
 
 /// A real server of a service.
 pub(crate) struct Dest {
+    /// Address family: the service's, or the other one for a tunnelled
+    /// real server (IPv4 in IPv6, IPv6 in IPv4).
+    pub(crate) af: AddrFamily,
     /// Address, 16-byte form (IPv4 in the first 4 bytes).
     pub(crate) addr: [u8; 16],
     /// Port, host order.
@@ -60,6 +63,7 @@ impl Dest {
     fn new(p: &DestParams) -> Result<Arc<Self>> {
         Ok(Arc::new(
             Dest {
+                af: p.af,
                 addr: p.addr,
                 port: p.port,
                 fwd: AtomicU32::new(p.fwd.to_uapi()),
@@ -152,8 +156,8 @@ impl Dest {
         }
     }
 
-    fn same(&self, addr: &[u8; 16], port: u16) -> bool {
-        self.addr == *addr && self.port == port
+    fn same(&self, af: AddrFamily, addr: &[u8; 16], port: u16) -> bool {
+        self.af == af && self.addr == *addr && self.port == port
     }
 }
 
@@ -265,14 +269,15 @@ impl Service {
         )
     }
 
-    /// Persistence: `Some((timeout seconds, netmask bytes))` when `-p`.
-    pub(crate) fn persistence(&self) -> Option<(u32, [u8; 4])> {
+    /// Persistence: `Some((timeout seconds, mask of client addresses))`
+    /// when `-p` (the mask from `-M`, IPv6: a prefix length).
+    pub(crate) fn persistence(&self) -> Option<(u32, [u8; 16])> {
         if self.flags.load(Relaxed) & crate::ffi::RVS_SVC_F_PERSISTENT == 0 {
             return None;
         }
         Some((
             self.timeout.load(Relaxed),
-            self.netmask.load(Relaxed).to_ne_bytes(),
+            config::persistence_mask(self.key.af, self.netmask.load(Relaxed)),
         ))
     }
 
@@ -446,6 +451,7 @@ impl Services {
     pub(crate) fn lookup<'g>(
         &'g self,
         g: &'g ReadGuard,
+        af: AddrFamily,
         protocol: u8,
         addr: &[u8; 16],
         port: u16,
@@ -455,6 +461,7 @@ impl Services {
                 && s.key.port == port
                 && s.key.addr == *addr
                 && s.key.fwmark == 0
+                && s.key.af == af
         })
     }
 
@@ -473,7 +480,7 @@ impl Services {
         self.list
             .get(g)
             .iter()
-            .find(|s| s.key.fwmark == mark && s.key.af == config::AddrFamily::Inet)
+            .find(|s| s.key.fwmark == mark && s.key.af == AddrFamily::Inet)
     }
 
     /// All services, for listing (writer side).
@@ -564,7 +571,7 @@ impl Services {
         let svc = self.get(w, key)?.clone();
         check_port(key, p)?;
         let dests = svc.dests.get_writer(w);
-        if dests.iter().any(|d| d.same(&p.addr, p.port)) {
+        if dests.iter().any(|d| d.same(p.af, &p.addr, p.port)) {
             return Err(cfg(EEXIST, c"real server already exists"));
         }
         // Newest first, as IPVS lists them: ties in sed/nq/lc and the
@@ -591,7 +598,7 @@ impl Services {
         let dests = svc.dests.get_writer(w);
         let d = dests
             .iter()
-            .find(|d| d.same(&p.addr, p.port))
+            .find(|d| d.same(p.af, &p.addr, p.port))
             .ok_or(cfg(ENOENT, c"no such real server"))?;
         d.apply(p);
         svc.resync_sched(dests, None)
@@ -608,7 +615,7 @@ impl Services {
         let dests = svc.dests.get_writer(w);
         let i = dests
             .iter()
-            .position(|d| d.same(&p.addr, p.port))
+            .position(|d| d.same(p.af, &p.addr, p.port))
             .ok_or(cfg(ENOENT, c"no such real server"))?;
         if let Some(d) = dests.get(i) {
             d.removed.store(true, Relaxed);

@@ -8,7 +8,7 @@
 //! an add or edit needs; without it only the identifying attributes are
 //! required (delete, get, and the service half of destination commands).
 
-use super::config::{self, AddrFamily, ConfigError, FwdMethod, EINVAL, ENOENT};
+use super::config::{self, AddrFamily, ConfigError, FwdMethod, EINVAL, ENOENT, EOPNOTSUPP};
 use super::nlattr::{self, AttrError};
 use super::sched::SchedKind;
 use super::tunnel::{self, Tunnel};
@@ -58,6 +58,8 @@ pub struct ServiceParams {
 /// A destination as given in a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DestParams {
+    /// Real server address family (the service's unless tunnelled).
+    pub af: AddrFamily,
     /// Real server address, 16-byte form.
     pub addr: [u8; 16],
     /// Real server port, host order.
@@ -113,7 +115,7 @@ pub fn parse_service(
     if !full {
         return Ok((key, None));
     }
-    let params = parse_params(&get)?;
+    let params = parse_params(af, &get)?;
     if params.flags & SVC_F_ONEPACKET != 0 && !key.is_fwmark() && key.protocol != IPPROTO_UDP {
         return Err(ConfigError::new(
             EINVAL,
@@ -149,7 +151,10 @@ fn parse_addr_key<'a>(
 }
 
 /// The settings of an add or edit.
-fn parse_params<'a>(get: &impl Fn(u16) -> Option<&'a [u8]>) -> Result<ServiceParams, ConfigError> {
+fn parse_params<'a>(
+    af: AddrFamily,
+    get: &impl Fn(u16) -> Option<&'a [u8]>,
+) -> Result<ServiceParams, ConfigError> {
     let sched = match get(svc::SCHED_NAME) {
         Some(name) => config::parse_sched_name(name)?,
         None => return Err(missing(c"scheduler name missing")),
@@ -169,10 +174,13 @@ fn parse_params<'a>(get: &impl Fn(u16) -> Option<&'a [u8]>) -> Result<ServicePar
         Some(p) => nlattr::get_u32(svc::TIMEOUT, p).map_err(attr_err)?,
         None => 0,
     };
+    // IPv4: a mask (all ones by default); IPv6: a prefix length (128).
     let netmask = match get(svc::NETMASK) {
         Some(p) => nlattr::get_u32(svc::NETMASK, p).map_err(attr_err)?,
+        None if af == AddrFamily::Inet6 => 128,
         None => u32::MAX,
     };
+    config::validate_netmask(af, netmask)?;
     if let Some(pe) = get(svc::PE_NAME) {
         if pe.first().copied().unwrap_or(0) != 0 {
             return Err(ConfigError::new(
@@ -192,6 +200,8 @@ fn parse_params<'a>(get: &impl Fn(u16) -> Option<&'a [u8]>) -> Result<ServicePar
 /// Decodes a destination nest of the service `svc`: address and port
 /// always, the rest when `full`. Port 0 is allowed only for a
 /// firewall-mark service (its packets then keep their destination port).
+/// A real server of the other family is accepted only for tunnelling, and
+/// only checked when `full` (IPVS does not check it on delete).
 pub fn parse_dest(nest: &[u8], svc: &ServiceKey, full: bool) -> Result<DestParams, ConfigError> {
     let svc_af = svc.af;
     let mut t: [Option<&[u8]>; dest::MAX as usize + 1] = [None; dest::MAX as usize + 1];
@@ -202,12 +212,6 @@ pub fn parse_dest(nest: &[u8], svc: &ServiceKey, full: bool) -> Result<DestParam
         Some(p) => config::validate_af(nlattr::get_u16(dest::ADDR_FAMILY, p).map_err(attr_err)?)?,
         None => svc_af,
     };
-    if af != svc_af {
-        return Err(ConfigError::new(
-            EINVAL,
-            c"real server address family differs from the service's",
-        ));
-    }
     let addr = get(dest::ADDR).ok_or(missing(c"real server address missing"))?;
     let addr = config::parse_addr(af, addr)?;
     let port = get(dest::PORT).ok_or(missing(c"real server port missing"))?;
@@ -216,6 +220,7 @@ pub fn parse_dest(nest: &[u8], svc: &ServiceKey, full: bool) -> Result<DestParam
         config::validate_port(port)?;
     }
     let mut d = DestParams {
+        af,
         addr,
         port,
         fwd: FwdMethod::Route,
@@ -228,7 +233,10 @@ pub fn parse_dest(nest: &[u8], svc: &ServiceKey, full: bool) -> Result<DestParam
         return Ok(d);
     }
     let fwd = get(dest::FWD_METHOD).ok_or(missing(c"forwarding method missing"))?;
-    d.fwd = config::validate_fwd_method(nlattr::get_u32(dest::FWD_METHOD, fwd).map_err(attr_err)?)?;
+    let fwd_raw = nlattr::get_u32(dest::FWD_METHOD, fwd).map_err(attr_err)?;
+    d.fwd = config::validate_fwd_method(fwd_raw)?;
+    config::validate_dest_family(svc_af, af, fwd_raw)?;
+    config::validate_dest_addr(af, &addr)?;
     let weight = get(dest::WEIGHT).ok_or(missing(c"weight missing"))?;
     d.weight = nlattr::get_u32(dest::WEIGHT, weight).map_err(attr_err)?;
     config::validate_weight(d.weight)?;
@@ -252,6 +260,12 @@ pub fn parse_dest(nest: &[u8], svc: &ServiceKey, full: bool) -> Result<DestParam
         None => 0,
     };
     d.tunnel = Tunnel::from_uapi(tun_type, tun_port, tun_flags)?;
+    if d.tunnel != Tunnel::Ipip && (svc_af != AddrFamily::Inet || af != AddrFamily::Inet) {
+        return Err(ConfigError::new(
+            EOPNOTSUPP,
+            c"GUE and GRE tunnels carry IPv4 only yet",
+        ));
+    }
     Ok(d)
 }
 
@@ -358,6 +372,71 @@ mod tests {
         }
     }
 
+    fn v6(last: u8) -> [u8; 16] {
+        let mut x = [0u8; 16];
+        x[..4].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
+        x[15] = last;
+        x
+    }
+
+    #[test]
+    fn ipv6_service_and_dests() {
+        let mut b = attr(svc::AF, &10u16.to_ne_bytes());
+        b.extend(attr(svc::PROTOCOL, &17u16.to_ne_bytes()));
+        b.extend(attr(svc::ADDR, &v6(1)));
+        b.extend(attr(svc::PORT, &53u16.to_be_bytes()));
+        let (k, _) = parse_service(&b, false).unwrap();
+        assert_eq!((k.af, k.addr, k.port), (AddrFamily::Inet6, v6(1), 53));
+        // Four bytes are not an IPv6 address.
+        let mut short = attr(svc::AF, &10u16.to_ne_bytes());
+        short.extend(attr(svc::PROTOCOL, &6u16.to_ne_bytes()));
+        short.extend(attr(svc::ADDR, &[10, 0, 0, 1]));
+        short.extend(attr(svc::PORT, &80u16.to_be_bytes()));
+        assert_eq!(parse_service(&short, false).unwrap_err().errno, EINVAL);
+        // Netmask: a prefix length, 128 by default.
+        let mut full = b.clone();
+        full.extend(attr(svc::SCHED_NAME, b"rr\0"));
+        let (_, p) = parse_service(&full, true).unwrap();
+        assert_eq!(p.unwrap().netmask, 128);
+        let mut bad = full.clone();
+        bad.extend(attr(svc::NETMASK, &129u32.to_ne_bytes()));
+        let e = parse_service(&bad, true).unwrap_err();
+        assert_eq!(e.msg, c"IPv6 netmask must be a prefix length 1..128");
+
+        let dest6 = |addr: [u8; 16], fwd: u32| {
+            let mut d = attr(dest::ADDR, &addr);
+            d.extend(attr(dest::PORT, &53u16.to_be_bytes()));
+            d.extend(attr(dest::FWD_METHOD, &fwd.to_ne_bytes()));
+            d.extend(attr(dest::WEIGHT, &1u32.to_ne_bytes()));
+            d.extend(attr(dest::ADDR_FAMILY, &10u16.to_ne_bytes()));
+            d
+        };
+        let d = parse_dest(&dest6(v6(10), 0), &key(AddrFamily::Inet6, 0), true).unwrap();
+        assert_eq!((d.af, d.addr), (AddrFamily::Inet6, v6(10)));
+        // An IPv6 server of an IPv4 service: tunnel only.
+        assert!(parse_dest(&dest6(v6(10), 2), &key(AddrFamily::Inet, 0), true).is_ok());
+        let e = parse_dest(&dest6(v6(10), 3), &key(AddrFamily::Inet, 0), true).unwrap_err();
+        assert_eq!(e.errno, EINVAL);
+        // Link-local and multicast servers are refused.
+        let mut ll = [0u8; 16];
+        ll[..2].copy_from_slice(&[0xfe, 0x80]);
+        ll[15] = 1;
+        assert_eq!(
+            parse_dest(&dest6(ll, 0), &key(AddrFamily::Inet6, 0), true)
+                .unwrap_err()
+                .errno,
+            EINVAL
+        );
+        let mut mc = ll;
+        mc[..2].copy_from_slice(&[0xff, 0x02]);
+        assert_eq!(
+            parse_dest(&dest6(mc, 0), &key(AddrFamily::Inet6, 0), true)
+                .unwrap_err()
+                .errno,
+            EINVAL
+        );
+    }
+
     #[test]
     fn dest_decodes_and_validates() {
         let inet = key(AddrFamily::Inet, 0);
@@ -367,8 +446,15 @@ mod tests {
         assert_eq!(e.errno, config::ERANGE);
         let e = parse_dest(&dest_nest(80, 1, 1), &inet, true).unwrap_err();
         assert_eq!(e.errno, EINVAL);
-        let e = parse_dest(&dest_nest(80, 0, 1), &key(AddrFamily::Inet6, 0), true).unwrap_err();
+        // An IPv4 server of an IPv6 service: only tunnelled.
+        let inet6 = key(AddrFamily::Inet6, 0);
+        let e = parse_dest(&dest_nest(80, 0, 1), &inet6, true).unwrap_err();
         assert_eq!(e.errno, EINVAL);
+        let d = parse_dest(&dest_nest(80, 2, 1), &inet6, true).unwrap();
+        assert_eq!((d.af, d.fwd), (AddrFamily::Inet, FwdMethod::Tunnel));
+        // Delete does not check the method.
+        let d = parse_dest(&dest_nest(80, 0, 1), &inet6, false).unwrap();
+        assert_eq!(d.af, AddrFamily::Inet);
         let d = parse_dest(&dest_nest(80, 0, 70000), &inet, false).unwrap();
         assert_eq!(d.port, 80);
         // Port 0 only for a firewall-mark service.

@@ -167,6 +167,7 @@ enum rvs_conn_attr {
 	RVS_CONN_ATTR_STATE,		/* 9: string, e.g. "ESTABLISHED", "UDP" */
 	RVS_CONN_ATTR_EXPIRES,		/* 10: u32, milliseconds until expiry */
 	RVS_CONN_ATTR_FWD_METHOD,	/* 11: u32 RVS_CONN_F_* */
+	RVS_CONN_ATTR_DEST_AF,		/* 12: u16 real server's family (differs when tunnelled) */
 	__RVS_CONN_ATTR_MAX,
 };
 #define RVS_CONN_ATTR_MAX (__RVS_CONN_ATTR_MAX - 1)

@@ -547,6 +547,7 @@ pub fn parse_conn(buf: &[u8]) -> Result<Conn, ParseError> {
     let mut state = String::new();
     let mut expires_ms = 0u32;
     let mut fwd = uapi::RVS_CONN_F_MASQ;
+    let mut dest_af = None;
     for a in Attrs::new(buf) {
         let (ty, p) = a?;
         match ty {
@@ -561,24 +562,26 @@ pub fn parse_conn(buf: &[u8]) -> Result<Conn, ParseError> {
             uapi::RVS_CONN_ATTR_STATE => state = get_string(p),
             uapi::RVS_CONN_ATTR_EXPIRES => expires_ms = get_u32(p, "conn EXPIRES")?,
             uapi::RVS_CONN_ATTR_FWD_METHOD => fwd = get_u32(p, "conn FWD_METHOD")?,
+            uapi::RVS_CONN_ATTR_DEST_AF => dest_af = Some(get_u16(p, "conn DEST_AF")?),
             _ => {}
         }
     }
     let Some(af) = af else {
         return perr("connection without AF");
     };
-    let addr = |raw: Option<&[u8]>, what: &str| match raw {
+    // A tunnelled real server may be of the other family.
+    let addr = |raw: Option<&[u8]>, af: u16, what: &str| match raw {
         Some(p) => get_addr(p, af, what),
         None => perr(format!("connection without {what}")),
     };
     Ok(Conn {
         af,
         protocol: Protocol::from_number(protocol),
-        caddr: addr(caddr, "CADDR")?,
+        caddr: addr(caddr, af, "CADDR")?,
         cport,
-        vaddr: addr(vaddr, "VADDR")?,
+        vaddr: addr(vaddr, af, "VADDR")?,
         vport,
-        daddr: addr(daddr, "DADDR")?,
+        daddr: addr(daddr, dest_af.unwrap_or(af), "DADDR")?,
         dport,
         state,
         expires_ms,
@@ -1087,6 +1090,17 @@ mod tests {
         let c6 = parse_conn(&inner6).unwrap();
         assert_eq!(c6.vaddr, "2001:db8::1".parse::<IpAddr>().unwrap());
         assert_eq!(c6.af, 10);
+        // A tunnelled IPv4 real server of an IPv6 service (DEST_AF).
+        let mut mixed = conn_bytes(
+            10,
+            &v6("2001:db8::2"),
+            &v6("2001:db8::1"),
+            &[10, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+        );
+        mixed.extend(attr(12, &ne16(2)));
+        let cm = parse_conn(&mixed).unwrap();
+        assert_eq!(cm.daddr, "10.0.1.1".parse::<IpAddr>().unwrap());
+        assert_eq!(cm.vaddr, "2001:db8::1".parse::<IpAddr>().unwrap());
         // Missing nest, AF or an address; a short IPv6 address.
         assert!(parse_conn_reply(&attr(1, &ne16(2))).is_err());
         assert!(parse_conn(&inner[8..]).is_err());

@@ -145,7 +145,8 @@ uapi_consts! {
     RVS_CONN_ATTR_STATE: u16 = 9;
     RVS_CONN_ATTR_EXPIRES: u16 = 10;
     RVS_CONN_ATTR_FWD_METHOD: u16 = 11;
-    RVS_CONN_ATTR_MAX: u16 = 11;
+    RVS_CONN_ATTR_DEST_AF: u16 = 12;
+    RVS_CONN_ATTR_MAX: u16 = 12;
 
     // enum rvs_info_attr
     RVS_INFO_ATTR_UNSPEC: u16 = 0;

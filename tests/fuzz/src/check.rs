@@ -144,8 +144,16 @@ fn check_reply(p: &[u8]) -> Result<u8, String> {
                 ))
             }
         })?,
+        // Version and table size (u32), entry count (u32), then the table's
+        // memory, refused and evicted counters (u64) and their pad.
         cmd::GET_INFO => walk_attrs(attrs, |kind, v| {
-            if v.len() != 4 {
+            let want = match kind & NLA_TYPE_MASK {
+                1..=3 => 4,
+                4..=6 => 8,
+                7 => 0,
+                _ => return Err(format!("unknown GET_INFO attribute {kind}")),
+            };
+            if v.len() != want {
                 return Err(format!("GET_INFO attribute {kind} is {} bytes", v.len()));
             }
             Ok(())

@@ -43,6 +43,8 @@ apply() { # apply NS ADM: the rules, one command per line
 # 1. The kernel's IPVS and ipvsadm make the reference.
 if command -v ipvsadm >/dev/null && modprobe ip_vs 2>/dev/null &&
    modprobe ip_vs_rr && modprobe ip_vs_sh && modprobe ip_vs_mh && modprobe ip_vs_wlc; then
+  # Leave the kernel as found: later tests load IPVS themselves.
+  at_exit 'modprobe -r ip_vs_rr ip_vs_sh ip_vs_mh ip_vs_wlc ip_vs 2>/dev/null'
   newns REF ref
   apply "$REF" ipvsadm
   ip netns exec "$REF" ipvsadm -S -n >"$T/ipvs.save" || fail "ipvsadm -S -n"

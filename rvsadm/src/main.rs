@@ -194,46 +194,51 @@ fn fetch_entries(
     Ok(entries)
 }
 
-/// `-L --timeout`: GET_CONFIG, answered by one SET_CONFIG message.
+/// `-L --timeout`: the timeouts of the GET_CONFIG reply.
 fn list_timeouts(
     t: &mut impl Transport,
     opts: &ListOptions,
     out: &mut dyn Write,
 ) -> Result<(), Error> {
-    let reply = t
-        .get(uapi::RVS_CMD_GET_CONFIG, &[])
-        .map_err(Error::failed(Op::GetTimeouts))?;
-    let timeouts =
-        msg::parse_timeouts(&reply.attrs).map_err(|e| Error::failed(Op::GetTimeouts)(e.into()))?;
-    write_out(
-        out,
-        &if opts.json {
-            output::format_timeouts_json(&timeouts)
+    let text = get_config(t, Op::GetTimeouts, |attrs| {
+        let v = msg::parse_timeouts(attrs)?;
+        Ok(if opts.json {
+            output::format_timeouts_json(&v)
         } else {
-            output::format_timeouts(&timeouts)
-        },
-    )
+            output::format_timeouts(&v)
+        })
+    })?;
+    write_out(out, &text)
 }
 
-/// `-L --options`: the settings part of the GET_CONFIG reply.
+/// `-L --options`: the settings of the GET_CONFIG reply.
 fn list_options(
     t: &mut impl Transport,
     opts: &ListOptions,
     out: &mut dyn Write,
 ) -> Result<(), Error> {
+    let text = get_config(t, Op::GetOptions, |attrs| {
+        let v = msg::parse_settings(attrs)?;
+        Ok(if opts.json {
+            output::format_settings_json(&v)
+        } else {
+            output::format_settings(&v)
+        })
+    })?;
+    write_out(out, &text)
+}
+
+/// GET_CONFIG (answered by one SET_CONFIG message), its attributes turned
+/// into text by `render`; failures are reported as `op`.
+fn get_config(
+    t: &mut impl Transport,
+    op: Op,
+    render: impl FnOnce(&[u8]) -> Result<String, msg::ParseError>,
+) -> Result<String, Error> {
     let reply = t
         .get(uapi::RVS_CMD_GET_CONFIG, &[])
-        .map_err(Error::failed(Op::GetOptions))?;
-    let values =
-        msg::parse_settings(&reply.attrs).map_err(|e| Error::failed(Op::GetOptions)(e.into()))?;
-    write_out(
-        out,
-        &if opts.json {
-            output::format_settings_json(&values)
-        } else {
-            output::format_settings(&values)
-        },
-    )
+        .map_err(Error::failed(op))?;
+    render(&reply.attrs).map_err(|e| Error::failed(op)(e.into()))
 }
 
 /// `-L -c`: the GET_CONN dump, printed entry by entry as it arrives.

@@ -616,9 +616,14 @@ impl ConnTable {
     /// Unlinks and frees (after a grace period) every entry of one bucket
     /// for which `doomed` holds. Returns how many went.
     fn sweep_bucket(&self, bucket: usize, doomed: impl FnMut(&Conn) -> bool) -> u32 {
-        let Some(lock) = self.lock(bucket) else {
+        let (Some(head), Some(lock)) = (self.buckets.get(bucket), self.lock(bucket)) else {
             return 0;
         };
+        // Most buckets are empty: skip them without a lock round trip (an
+        // entry inserted concurrently was not there when the sweep began).
+        if head.load(Ordering::Relaxed).is_null() {
+            return 0;
+        }
         let _guard = lock_bh(lock);
         self.sweep_bucket_locked(bucket, doomed)
     }

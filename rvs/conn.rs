@@ -16,15 +16,21 @@
 //! Entries carry an expiry time instead of a timer: lookups ignore expired
 //! entries and a periodic collector ([`ConnTable::collect`]) unlinks them and
 //! frees them after an RCU grace period.
+//!
+//! The table holds at most `conn_max` entries (a per-namespace setting): a
+//! slot is reserved before an entry is built, so the limit is exact. Flood
+//! defences (`drop_entry`, `secure_tcp`; see `rvs_core::defense`) evict or
+//! shorten *embryonic* entries, those no real client has confirmed yet.
 
 use crate::ffi;
 use crate::rcu::{lock_bh, ReadGuard};
-use crate::rvs_core::config::FwdMethod;
+use crate::rvs_core::config::{AddrFamily, FwdMethod};
+use crate::rvs_core::defense;
 use crate::rvs_core::hash::{self, SipKey};
 use crate::rvs_core::proto::{self, Dir, TcpFlags, TcpState, Timeouts};
 use crate::service::{Dest, Service};
 use core::ptr::{self, NonNull};
-use core::sync::atomic::{AtomicPtr, AtomicU16, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{new_spinlock, Arc, SpinLock};
 use kernel::types::Opaque;
@@ -53,6 +59,9 @@ fn expired(t: u64, now: u64) -> bool {
 /// The addresses of one connection, as seen by the director.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Tuple {
+    /// Family of the client and virtual addresses (the service's). The
+    /// real server's may differ when tunnelled (see `Dest::af`).
+    pub(crate) af: AddrFamily,
     /// IPPROTO_TCP or IPPROTO_UDP.
     pub(crate) protocol: u8,
     /// Client address and port.
@@ -71,9 +80,12 @@ pub(crate) struct Tuple {
 
 impl Tuple {
     /// Whether this is the connection of a request from `caddr:cport` to
-    /// `vaddr:vport` over `protocol` (the client-side half of the tuple).
+    /// `vaddr:vport` over `protocol` in family `af` (the client-side half of
+    /// the tuple).
+    #[allow(clippy::too_many_arguments)]
     fn same_request(
         &self,
+        af: AddrFamily,
         protocol: u8,
         caddr: &[u8; 16],
         cport: u16,
@@ -81,6 +93,7 @@ impl Tuple {
         vport: u16,
     ) -> bool {
         self.protocol == protocol
+            && self.af == af
             && self.cport == cport
             && self.vport == vport
             && self.caddr == *caddr
@@ -89,28 +102,78 @@ impl Tuple {
 }
 
 /// One connection through the director.
+///
+/// Fields are ordered so that the entry packs into 128 bytes (one kmalloc-128
+/// object, see [`ENTRY_SIZE`]).
 #[repr(C)]
 pub(crate) struct Conn {
     /// Must stay first: `free_conn` finds the entry from its `rcu_head`.
     rcu: Opaque<ffi::callback_head>,
     next: AtomicPtr<Conn>,
-    /// The connection's addresses.
-    pub(crate) tuple: Tuple,
-    /// How its packets reach the real server.
-    pub(crate) fwd: FwdMethod,
     /// The real server; kept alive by this reference after deletion.
     pub(crate) dest: Arc<Dest>,
     /// The service it was scheduled by (for its counters).
     pub(crate) svc: Arc<Service>,
-    state: AtomicU16,
     expires: AtomicU64,
+    /// The connection's addresses.
+    pub(crate) tuple: Tuple,
+    state: AtomicU16,
+    /// Jiffies (low 32 bits) of the client's last packet.
+    last_in: AtomicU32,
+    /// How its packets reach the real server.
+    pub(crate) fwd: FwdMethod,
     /// A persistence template (`-p`): binds a client (masked by `-M`) to
     /// a real server; carries no traffic and counts as a persistent
     /// connection, not an active or inactive one.
     pub(crate) template: bool,
+    /// Packets seen from the client, saturating at 255.
+    in_pkts: AtomicU8,
+}
+
+/// Size of one entry in bytes (memory accounting).
+pub(crate) const ENTRY_SIZE: usize = core::mem::size_of::<Conn>();
+// An entry is one kmalloc-128 object; keep it so when adding fields.
+const _: () = assert!(ENTRY_SIZE <= 128);
+
+/// The flood-related settings an insert and the collector obey.
+#[derive(Clone, Copy)]
+pub(crate) struct Limits {
+    /// Most entries the table may hold (`conn_max`).
+    pub(crate) max: u32,
+    /// `drop_entry`: percent of `max` above which embryonic entries are
+    /// evicted; 0 = off.
+    pub(crate) drop_entry: u32,
+    /// `secure_tcp`: lifetime in seconds of embryonic TCP entries; 0 = off.
+    pub(crate) secure_tcp: u32,
 }
 
 impl Conn {
+    /// A connection entry that is never put in the table, for one-packet
+    /// scheduling (`-o`): it carries one datagram to `dest` and is dropped
+    /// with it, like IPVS's unhashed `IP_VS_CONN_F_ONE_PACKET` entries but
+    /// without allocating. It is not counted at the server (it is neither
+    /// active nor inactive once the datagram is gone).
+    pub(crate) fn one_packet(
+        tuple: Tuple,
+        fwd: FwdMethod,
+        dest: Arc<Dest>,
+        svc: Arc<Service>,
+    ) -> Conn {
+        Conn {
+            rcu: Opaque::uninit(),
+            next: AtomicPtr::new(ptr::null_mut()),
+            tuple,
+            fwd,
+            dest,
+            svc,
+            state: AtomicU16::new(TcpState::None.to_u16()),
+            expires: AtomicU64::new(jiffies()),
+            last_in: AtomicU32::new(jiffies() as u32),
+            template: false,
+            in_pkts: AtomicU8::new(1),
+        }
+    }
+
     /// The TCP state (UDP entries stay `None`... shown as UDP by listings).
     pub(crate) fn state(&self) -> TcpState {
         TcpState::from_u16(self.state.load(Ordering::Relaxed)).unwrap_or(TcpState::None)
@@ -119,7 +182,23 @@ impl Conn {
     /// Advances the state machine for a packet in direction `dir` and
     /// refreshes the expiry, keeping the server's active/inactive counts in
     /// step. Lock-free: concurrent packets of one connection race on a CAS.
-    pub(crate) fn update(&self, dir: Dir, flags: Option<TcpFlags>, timeouts: &Timeouts) {
+    /// `secure_tcp` (seconds, 0 = off) caps embryonic TCP entries and stops
+    /// the server's packets from extending them.
+    pub(crate) fn update(
+        &self,
+        dir: Dir,
+        flags: Option<TcpFlags>,
+        timeouts: &Timeouts,
+        secure_tcp: u32,
+    ) {
+        if dir != Dir::Output {
+            self.last_in.store(jiffies() as u32, Ordering::Relaxed);
+            let n = self.in_pkts.load(Ordering::Relaxed);
+            if n < u8::MAX {
+                // Racy by design: only "one packet or more" matters.
+                self.in_pkts.store(n + 1, Ordering::Relaxed);
+            }
+        }
         let timeout = match flags {
             None => timeouts.udp,
             Some(f) => {
@@ -140,7 +219,10 @@ impl Conn {
                         Err(seen) => old = seen,
                     }
                 };
-                timeouts.timeout_for(new)
+                if !defense::refreshes(dir, new, secure_tcp) {
+                    return;
+                }
+                defense::tcp_timeout(timeouts, new, secure_tcp)
             }
         };
         self.expires.store(
@@ -204,6 +286,22 @@ impl Conn {
 
     fn is_expired(&self, now: u64) -> bool {
         expired(self.expires.load(Ordering::Relaxed), now)
+    }
+
+    /// Whether nothing proves a real client is behind this entry yet (see
+    /// `rvs_core::defense`). Templates never are.
+    fn is_embryonic(&self) -> bool {
+        !self.template
+            && defense::is_embryonic(
+                self.tuple.protocol == crate::rvs_core::packet::IPPROTO_TCP,
+                self.state(),
+                self.in_pkts.load(Ordering::Relaxed),
+            )
+    }
+
+    /// Jiffies since the client's last packet.
+    fn idle(&self, now: u64) -> u32 {
+        (now as u32).wrapping_sub(self.last_in.load(Ordering::Relaxed))
     }
 }
 
@@ -306,7 +404,12 @@ pub(crate) struct ConnTable {
     bits: u32,
     key: SipKey,
     count: AtomicU32,
-    max: u32,
+    /// New connections refused because the table was full or memory short.
+    refused: AtomicU64,
+    /// Embryonic entries evicted by `drop_entry`.
+    evicted: AtomicU64,
+    /// Jiffies of the last "table full" warning (0 = never).
+    last_full_log: AtomicU64,
 }
 
 // SAFETY: entries are only freed after an RCU grace period (see `unlink`),
@@ -316,13 +419,16 @@ unsafe impl Send for ConnTable {}
 unsafe impl Sync for ConnTable {}
 
 impl ConnTable {
-    /// A table of `1 << bits` buckets holding at most `max` entries.
-    pub(crate) fn new(bits: u32, max: u32) -> Result<Self> {
+    /// A table of `1 << bits` buckets.
+    pub(crate) fn new(bits: u32) -> Result<Self> {
         let n = 1usize << bits;
         // 2^16 pointers is 512 KiB: kvmalloc, so it need not be contiguous.
-        let mut buckets = KVVec::with_capacity(n, GFP_KERNEL)?;
+        // Charged to the memory cgroup of whoever adds the namespace's first
+        // service: root of a user namespace may do so (GENL_UNS_ADMIN_PERM),
+        // and a namespace per container must not be free kernel memory.
+        let mut buckets = KVVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?;
         for _ in 0..n {
-            buckets.push(AtomicPtr::new(ptr::null_mut()), GFP_KERNEL)?;
+            buckets.push(AtomicPtr::new(ptr::null_mut()), GFP_KERNEL_ACCOUNT)?;
         }
         let mut locks = KVec::with_capacity(LOCK_STRIPES, GFP_KERNEL)?;
         for _ in 0..LOCK_STRIPES {
@@ -340,8 +446,65 @@ impl ConnTable {
             bits,
             key: SipKey::from_bytes(&key),
             count: AtomicU32::new(0),
-            max,
+            refused: AtomicU64::new(0),
+            evicted: AtomicU64::new(0),
+            last_full_log: AtomicU64::new(0),
         })
+    }
+
+    /// Entries in the table now (expired ones not yet collected included).
+    pub(crate) fn count(&self) -> u32 {
+        self.count.load(Ordering::Relaxed)
+    }
+
+    /// New connections refused so far (table full, or no memory).
+    pub(crate) fn refused(&self) -> u64 {
+        self.refused.load(Ordering::Relaxed)
+    }
+
+    /// Embryonic entries evicted by `drop_entry` so far.
+    pub(crate) fn evicted(&self) -> u64 {
+        self.evicted.load(Ordering::Relaxed)
+    }
+
+    /// Bytes held by the table: bucket array plus entries.
+    pub(crate) fn memory(&self) -> u64 {
+        defense::table_bytes(self.buckets.len(), self.count(), ENTRY_SIZE)
+    }
+
+    /// Reserves room for one entry; false when `max` are there already.
+    fn reserve(&self, max: u32) -> bool {
+        self.count
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
+                (c < max).then_some(c.wrapping_add(1))
+            })
+            .is_ok()
+    }
+
+    fn release(&self) {
+        dec_saturating(&self.count);
+    }
+
+    /// Counts a refused connection and warns, at most once per
+    /// `defense::FULL_LOG_INTERVAL_SECS` per table.
+    fn refuse(&self, max: u32) {
+        self.refused.fetch_add(1, Ordering::Relaxed);
+        let now = jiffies();
+        let last = self.last_full_log.load(Ordering::Relaxed);
+        let interval = secs_to_jiffies(defense::FULL_LOG_INTERVAL_SECS);
+        if defense::may_log(last, now, interval)
+            && self
+                .last_full_log
+                .compare_exchange(last, now.max(1), Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            pr_warn!(
+                "rvs: connection table full ({} entries, conn_max {}): new connections dropped ({} so far)\n",
+                self.count(),
+                max,
+                self.refused()
+            );
+        }
     }
 
     /// Number of buckets (reported as the table size).
@@ -349,11 +512,12 @@ impl ConnTable {
         1u32 << self.bits
     }
 
-    fn bucket_of(&self, protocol: u8, caddr: &[u8; 16], cport: u16) -> usize {
-        hash::bucket(
-            hash::conn_hash(&self.key, protocol, caddr, cport),
-            self.bits,
-        )
+    /// The bucket of a client. The family is added to the hash so that an
+    /// IPv4 client and the IPv6 address with the same leading bytes do not
+    /// share chains (they never match: lookups compare the family too).
+    fn bucket_of(&self, af: AddrFamily, protocol: u8, caddr: &[u8; 16], cport: u16) -> usize {
+        let h = hash::conn_hash(&self.key, protocol, caddr, cport);
+        hash::bucket(h.wrapping_add(u64::from(af.to_u16())), self.bits)
     }
 
     fn lock(&self, bucket: usize) -> Option<&SpinLock<()>> {
@@ -381,18 +545,22 @@ impl ConnTable {
     }
 
     /// The connection a request from a client belongs to.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn lookup_in<'g>(
         &'g self,
         g: &'g ReadGuard,
+        af: AddrFamily,
         protocol: u8,
         caddr: &[u8; 16],
         cport: u16,
         vaddr: &[u8; 16],
         vport: u16,
     ) -> Option<&'g Conn> {
-        let b = self.bucket_of(protocol, caddr, cport);
+        let b = self.bucket_of(af, protocol, caddr, cport);
         self.walk(g, b, |c| {
-            !c.template && c.tuple.same_request(protocol, caddr, cport, vaddr, vport)
+            !c.template
+                && c.tuple
+                    .same_request(af, protocol, caddr, cport, vaddr, vport)
         })
     }
 
@@ -400,15 +568,17 @@ impl ConnTable {
     pub(crate) fn lookup_template<'g>(
         &'g self,
         g: &'g ReadGuard,
+        af: AddrFamily,
         protocol: u8,
         caddr: &[u8; 16],
         vaddr: &[u8; 16],
         vport: u16,
     ) -> Option<&'g Conn> {
-        let b = self.bucket_of(protocol, caddr, 0);
+        let b = self.bucket_of(af, protocol, caddr, 0);
         self.walk(g, b, |c| {
             let t = &c.tuple;
             c.template
+                && t.af == af
                 && t.protocol == protocol
                 && t.vport == vport
                 && t.caddr == *caddr
@@ -417,19 +587,22 @@ impl ConnTable {
     }
 
     /// The connection a reply from a real server belongs to.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn lookup_out<'g>(
         &'g self,
         g: &'g ReadGuard,
+        af: AddrFamily,
         protocol: u8,
         daddr: &[u8; 16],
         dport: u16,
         caddr: &[u8; 16],
         cport: u16,
     ) -> Option<&'g Conn> {
-        let b = self.bucket_of(protocol, caddr, cport);
+        let b = self.bucket_of(af, protocol, caddr, cport);
         self.walk(g, b, |c| {
             let t = &c.tuple;
             !c.template
+                && t.af == af
                 && t.protocol == protocol
                 && t.cport == cport
                 && t.dport == dport
@@ -440,8 +613,10 @@ impl ConnTable {
 
     /// Inserts a new connection to `dest`, or returns the one another CPU
     /// inserted for the same request first. `None` when the table is full
-    /// or memory is short (the packet is then dropped). `template`: a
-    /// persistence template living `expire_secs`.
+    /// or memory is short (the packet is then dropped and counted). With
+    /// `drop_entry` on, a full table first evicts an embryonic entry near
+    /// the new one's bucket. `template`: a persistence template living
+    /// `expire_secs`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn insert<'g>(
         &'g self,
@@ -452,12 +627,15 @@ impl ConnTable {
         svc: Arc<Service>,
         template: bool,
         expire_secs: u32,
+        limits: Limits,
     ) -> Option<&'g Conn> {
-        if self.count.load(Ordering::Relaxed) >= self.max {
+        let bucket = self.bucket_of(tuple.af, tuple.protocol, &tuple.caddr, tuple.cport);
+        let mut reserved = self.reserve(limits.max);
+        if !reserved && limits.drop_entry == 0 {
+            self.refuse(limits.max);
             return None;
         }
-        let bucket = self.bucket_of(tuple.protocol, &tuple.caddr, tuple.cport);
-        let conn = ConnBox::new(Conn {
+        let Some(conn) = ConnBox::new(Conn {
             rcu: Opaque::uninit(),
             next: AtomicPtr::new(ptr::null_mut()),
             tuple,
@@ -465,28 +643,52 @@ impl ConnTable {
             dest,
             svc,
             state: AtomicU16::new(TcpState::None.to_u16()),
+            last_in: AtomicU32::new(jiffies() as u32),
             expires: AtomicU64::new(jiffies().wrapping_add(secs_to_jiffies(expire_secs))),
             template,
-        })?;
-        let head = self.buckets.get(bucket)?;
-        let lock = self.lock(bucket)?;
+            in_pkts: AtomicU8::new(0),
+        }) else {
+            if reserved {
+                self.release();
+            }
+            self.refuse(limits.max);
+            return None;
+        };
+        let (Some(head), Some(lock)) = (self.buckets.get(bucket), self.lock(bucket)) else {
+            if reserved {
+                self.release();
+            }
+            return None;
+        };
         let _guard = lock_bh(lock);
         let t = &tuple;
         if let Some(existing) = self.walk(g, bucket, |c| {
             c.template == template
                 && c.tuple
-                    .same_request(t.protocol, &t.caddr, t.cport, &t.vaddr, t.vport)
+                    .same_request(t.af, t.protocol, &t.caddr, t.cport, &t.vaddr, t.vport)
         }) {
+            if reserved {
+                self.release();
+            }
             return Some(existing);
+        }
+        if !reserved {
+            // Full, drop_entry on: make room by evicting an embryonic entry
+            // from the buckets sharing this lock.
+            reserved = self.evict_one_locked(bucket) && self.reserve(limits.max);
+            if !reserved {
+                self.refuse(limits.max);
+                return None;
+            }
         }
         // A new connection starts inactive (state NONE).
         conn.counter().fetch_add(1, Ordering::Relaxed);
+        conn.dest.refresh_overload();
         conn.next
             .store(head.load(Ordering::Relaxed), Ordering::Relaxed);
         let raw = ConnBox::into_raw(conn);
         // Publish: readers that load the new head see a fully built entry.
         head.store(raw, Ordering::Release);
-        self.count.fetch_add(1, Ordering::Relaxed);
         // SAFETY: just published; freed only after a grace period that the
         // caller's read-side section (`g`) delays.
         Some(unsafe { &*raw })
@@ -494,15 +696,68 @@ impl ConnTable {
 
     /// Unlinks and frees (after a grace period) every entry of one bucket
     /// for which `doomed` holds. Returns how many went.
-    fn sweep_bucket(&self, bucket: usize, mut doomed: impl FnMut(&Conn) -> bool) -> u32 {
+    fn sweep_bucket(&self, bucket: usize, doomed: impl FnMut(&Conn) -> bool) -> u32 {
         let (Some(head), Some(lock)) = (self.buckets.get(bucket), self.lock(bucket)) else {
             return 0;
         };
+        // Most buckets are empty: skip them without a lock round trip (an
+        // entry inserted concurrently was not there when the sweep began).
         if head.load(Ordering::Relaxed).is_null() {
             return 0;
         }
-        let mut removed = 0;
         let _guard = lock_bh(lock);
+        self.sweep_bucket_locked(bucket, doomed)
+    }
+
+    /// Evicts the embryonic entry idle longest among the
+    /// `EVICT_SCAN_BUCKETS` buckets that share `bucket`'s stripe lock,
+    /// starting at `bucket` (stopping early after `EVICT_SCAN_ENTRIES`
+    /// entries once there is a candidate). The caller holds that lock.
+    /// Returns whether one went.
+    fn evict_one_locked(&self, bucket: usize) -> bool {
+        let now = jiffies();
+        let n = self.buckets.len();
+        let mut victim: Option<(usize, *const Conn, u32)> = None;
+        let mut seen = 0usize;
+        let mut b = bucket;
+        for _ in 0..defense::EVICT_SCAN_BUCKETS {
+            if seen >= defense::EVICT_SCAN_ENTRIES && victim.is_some() {
+                break;
+            }
+            let mut p = self
+                .buckets
+                .get(b)
+                .map_or(ptr::null_mut(), |h| h.load(Ordering::Relaxed));
+            while !p.is_null() {
+                seen += 1;
+                // SAFETY: under the stripe lock of `b` (the caller's), entries
+                // in the chain are live and only lock holders unlink them.
+                let c = unsafe { &*p };
+                if c.is_embryonic() {
+                    let idle = c.idle(now);
+                    if victim.map_or(true, |(_, _, best)| idle >= best) {
+                        victim = Some((b, p.cast_const(), idle));
+                    }
+                }
+                p = c.next.load(Ordering::Relaxed);
+            }
+            // Same stripe: bucket indices congruent modulo LOCK_STRIPES.
+            b = (b + LOCK_STRIPES) % n.max(1);
+        }
+        let Some((vb, vp, _)) = victim else {
+            return false;
+        };
+        let gone = self.sweep_bucket_locked(vb, |c| ptr::eq(c, vp));
+        self.evicted.fetch_add(u64::from(gone), Ordering::Relaxed);
+        gone > 0
+    }
+
+    /// [`Self::sweep_bucket`] with the bucket's stripe lock already held.
+    fn sweep_bucket_locked(&self, bucket: usize, mut doomed: impl FnMut(&Conn) -> bool) -> u32 {
+        let Some(head) = self.buckets.get(bucket) else {
+            return 0;
+        };
+        let mut removed = 0;
         let mut link: &AtomicPtr<Conn> = head;
         loop {
             let p = link.load(Ordering::Relaxed);
@@ -516,6 +771,7 @@ impl ConnTable {
                 // Readers at `c` still see its `next`; new readers skip it.
                 link.store(c.next.load(Ordering::Relaxed), Ordering::Release);
                 dec_saturating(c.counter());
+                c.dest.refresh_overload();
                 self.count.fetch_sub(1, Ordering::Relaxed);
                 // SAFETY: unlinked above; `free_conn` runs after every
                 // reader that could hold `c` has left its read section.
@@ -546,15 +802,26 @@ impl ConnTable {
     }
 
     /// Removes expired entries from every bucket; called periodically from
-    /// process context. Returns how many went.
+    /// process context. When the table is fuller than `drop_entry` percent
+    /// of `max`, also evicts embryonic entries idle for
+    /// `defense::DROP_MIN_IDLE_SECS` or more. With `nodest` (the
+    /// `expire_nodest_conn` setting), connections of deleted real servers
+    /// go too, as IPVS's flush work does. Returns how many went (expired
+    /// and evicted together).
     ///
     /// Buckets are first looked at without their lock: only those holding
-    /// an expired entry are locked and swept, so a mostly empty table (the
+    /// an entry to remove are locked and swept, so a mostly empty table (the
     /// common case: 65,536 buckets) costs a pass over the bucket array, not
     /// 65,536 lock round trips a second.
-    pub(crate) fn collect(&self) -> u32 {
+    pub(crate) fn collect(&self, limits: Limits, nodest: bool) -> u32 {
         let now = jiffies();
+        let dropping = defense::above_threshold(self.count(), limits.max, limits.drop_entry);
+        let min_idle = secs_to_jiffies(defense::DROP_MIN_IDLE_SECS);
         let mut removed = 0;
+        let mut evicted = 0u64;
+        let doomed = |c: &Conn| c.is_expired(now) || (nodest && !c.template && c.dest.is_removed());
+        let evictable =
+            |c: &Conn| dropping && c.is_embryonic() && u64::from(c.idle(now)) >= min_idle;
         let n = self.buckets.len();
         let mut b = 0;
         while b < n {
@@ -562,8 +829,15 @@ impl ConnTable {
             {
                 let g = ReadGuard::new();
                 while b < end {
-                    if self.any_in_bucket(&g, b, |c| c.is_expired(now)) {
-                        removed += self.sweep_bucket(b, |c| c.is_expired(now));
+                    if self.any_in_bucket(&g, b, |c| doomed(c) || evictable(c)) {
+                        removed += self.sweep_bucket(b, |c| {
+                            if doomed(c) {
+                                return true;
+                            }
+                            let drop = evictable(c);
+                            evicted += u64::from(drop);
+                            drop
+                        });
                     }
                     b += 1;
                 }
@@ -571,6 +845,7 @@ impl ConnTable {
             // SAFETY: process context, no locks or read section held here.
             unsafe { ffi::rvs_cond_resched() };
         }
+        self.evicted.fetch_add(evicted, Ordering::Relaxed);
         removed
     }
 

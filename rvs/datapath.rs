@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The packet path: what each hook does with an IPv4 packet.
+//! The packet path: what each hook does with an IPv4 or IPv6 packet.
 //!
 //! C counterpart: net/netfilter/ipvs/ip_vs_core.c.
 //!
@@ -12,14 +12,16 @@
 //! Malformed packets pass too: the stack's own checks drop them, and rvs
 //! never reads beyond what [`Skb::header`] proved is there.
 
-use crate::conn::{ConnTable, Tuple};
+use crate::conn::{Conn, ConnTable, Tuple};
 use crate::hooks::Verdict;
 use crate::netns::Net;
 use crate::rcu::ReadGuard;
-use crate::rvs_core::config::FwdMethod;
-use crate::rvs_core::packet::{self, Ipv4Info, ParseError, IPPROTO_TCP, IPPROTO_UDP};
+use crate::rvs_core::config::{AddrFamily, FwdMethod};
+use crate::rvs_core::icmp::{self, IcmpNat, IPPROTO_ICMP};
+use crate::rvs_core::packet::{self, IpInfo, Ipv4Info, ParseError, IPPROTO_TCP, IPPROTO_UDP};
 use crate::rvs_core::proto::{Dir, TcpFlags};
 use crate::rvs_core::sched::Flow;
+use crate::rvs_core::settings::Setting;
 use crate::service::{Dest, Service};
 use crate::skb::Skb;
 use crate::state::NetState;
@@ -54,10 +56,10 @@ impl HookPoint {
     }
 }
 
-/// A parsed TCP/UDP over IPv4 packet.
+/// A parsed TCP/UDP over IPv4 or IPv6 packet.
 pub(crate) struct Packet {
-    /// The IPv4 header fields.
-    pub(crate) ip: Ipv4Info,
+    /// The IP header fields (either family; addresses in 16-byte form).
+    pub(crate) ip: IpInfo,
     /// Source port, host order.
     pub(crate) sport: u16,
     /// Destination port, host order.
@@ -66,7 +68,7 @@ pub(crate) struct Packet {
     pub(crate) tcp: Option<TcpFlags>,
 }
 
-/// IPv4 address into rvs's 16-byte form.
+/// The 16-byte form of an IPv4 address.
 pub(crate) fn addr16(a: [u8; 4]) -> [u8; 16] {
     let mut x = [0u8; 16];
     x[..4].copy_from_slice(&a);
@@ -78,15 +80,34 @@ pub(crate) fn addr4(a: &[u8; 16]) -> [u8; 4] {
     [a[0], a[1], a[2], a[3]]
 }
 
-/// Parses the IPv4 and TCP/UDP headers, making exactly those bytes linear.
-/// `None` for anything rvs does not balance (other protocols, non-first
-/// fragments, truncated or malformed headers).
-pub(crate) fn parse(skb: &mut Skb<'_>) -> Option<Packet> {
+/// Parses the IPv4 header (options included), making it linear (for ICMP
+/// errors, which rvs handles for IPv4).
+fn parse_ipv4(skb: &mut Skb<'_>) -> Option<Ipv4Info> {
     let pkt_len = skb.len();
     let mut want = 20usize;
-    let ip = loop {
+    loop {
         let hdr = skb.header(want)?;
         match packet::parse_ipv4(hdr, pkt_len) {
+            Ok(ip) => return Some(ip),
+            Err(ParseError::NeedMore { needed }) if needed > want => want = needed,
+            Err(_) => return None,
+        }
+    }
+}
+
+/// Parses the IP header (IPv6: with its extension headers) of family `af`
+/// and the TCP/UDP header, making exactly those bytes linear. `None` for
+/// anything rvs does not balance (other protocols, fragments, truncated or
+/// malformed headers).
+pub(crate) fn parse(skb: &mut Skb<'_>, af: AddrFamily) -> Option<Packet> {
+    let pkt_len = skb.len();
+    let mut want = match af {
+        AddrFamily::Inet => 20usize,
+        AddrFamily::Inet6 => 40usize,
+    };
+    let ip = loop {
+        let hdr = skb.header(want)?;
+        match packet::parse_ip(af, hdr, pkt_len) {
             Ok(ip) => break ip,
             Err(ParseError::NeedMore { needed }) if needed > want => want = needed,
             Err(_) => return None,
@@ -98,7 +119,7 @@ pub(crate) fn parse(skb: &mut Skb<'_>) -> Option<Packet> {
     if ip.is_fragment {
         return None;
     }
-    let off = ip.l4_offset();
+    let off = ip.l4_offset;
     let l4_len = if ip.proto == IPPROTO_TCP {
         // The full TCP header, options included (its length is in byte 12).
         let doff = skb.header(off.checked_add(20)?)?.get(off + 12)? >> 4;
@@ -122,16 +143,25 @@ pub(crate) fn parse(skb: &mut Skb<'_>) -> Option<Packet> {
     })
 }
 
-/// The hooks' entry point.
-pub(crate) fn handle(point: HookPoint, ns: &NetState, net: &Net, mut skb: Skb<'_>) -> Verdict {
+/// The hooks' entry point, for packets of family `af`.
+pub(crate) fn handle(
+    point: HookPoint,
+    af: AddrFamily,
+    ns: &NetState,
+    net: &Net,
+    mut skb: Skb<'_>,
+) -> Verdict {
     if skb.is_rvs_xmit() {
         return Verdict::Accept;
     }
     let Some(conns) = ns.conns() else {
         return Verdict::Accept;
     };
-    let Some(pkt) = parse(&mut skb) else {
-        return Verdict::Accept;
+    let Some(pkt) = parse(&mut skb, af) else {
+        return match af {
+            AddrFamily::Inet => icmp_error(point, conns, net, skb),
+            AddrFamily::Inet6 => Verdict::Accept,
+        };
     };
     let g = ReadGuard::new();
     match point {
@@ -151,14 +181,35 @@ fn request(
     pkt: &Packet,
     g: &ReadGuard,
 ) -> Verdict {
-    let caddr = addr16(pkt.ip.saddr);
-    let vaddr = addr16(pkt.ip.daddr);
+    let af = pkt.ip.af;
+    let caddr = pkt.ip.saddr;
+    let vaddr = pkt.ip.daddr;
     let proto = pkt.ip.proto;
     let mut new_conn = false;
-    let conn = match conns.lookup_in(g, proto, &caddr, pkt.sport, &vaddr, pkt.dport) {
+    // A one-packet (`-o`) datagram's entry, which stays out of the table.
+    let unhashed: Conn;
+    let mut found = conns.lookup_in(g, af, proto, &caddr, pkt.sport, &vaddr, pkt.dport);
+    if let Some(c) = found {
+        match nodest(ns, c, pkt) {
+            Nodest::Keep => {}
+            Nodest::Drop => return Verdict::Drop,
+            Nodest::Expired => found = None,
+        }
+    }
+    let conn = match found {
         Some(c) => c,
         None => {
-            let Some(svc) = ns.services.lookup(g, proto, &vaddr, pkt.dport) else {
+            // Firewall-mark services first, as IPVS's ip_vs_service_find
+            // (IPv4 only in rvs).
+            let fwm = match af {
+                AddrFamily::Inet => ns.services.lookup_fwmark(g, skb.fwmark()),
+                AddrFamily::Inet6 => None,
+            };
+            let found = match fwm {
+                Some(svc) => Some(svc),
+                None => ns.services.lookup(g, af, proto, &vaddr, pkt.dport),
+            };
+            let Some(svc) = found else {
                 return Verdict::Accept;
             };
             // Only a SYN opens a TCP connection, as in IPVS; other segments
@@ -178,7 +229,18 @@ fn request(
                 random: unsafe { crate::ffi::get_random_u32() },
             };
             let dest = match svc.persistence() {
-                Some((timeout, mask)) => persistent_dest(conns, g, svc, &flow, timeout, mask),
+                Some((timeout, mask)) => {
+                    let quiescent = ns.setting(Setting::ExpireQuiescentTemplate) != 0;
+                    persistent_dest(
+                        conns,
+                        g,
+                        svc,
+                        &flow,
+                        (timeout, mask),
+                        quiescent,
+                        ns.limits(),
+                    )
+                }
                 None => svc.schedule(g, &flow),
             };
             let Some(dest) = dest else {
@@ -186,19 +248,26 @@ fn request(
                 return Verdict::Drop;
             };
             let tuple = Tuple {
+                af,
                 protocol: proto,
                 caddr,
                 cport: pkt.sport,
                 vaddr,
                 vport: pkt.dport,
                 daddr: dest.addr,
-                dport: dest.port,
+                // Port 0 (firewall-mark services): keep the packet's.
+                dport: if dest.port == 0 { pkt.dport } else { dest.port },
             };
             let fwd = dest.fwd();
             new_conn = true;
-            match conns.insert(g, tuple, fwd, dest, svc.clone(), false, 2) {
-                Some(c) => c,
-                None => return Verdict::Drop,
+            if proto == IPPROTO_UDP && svc.one_packet() {
+                unhashed = Conn::one_packet(tuple, fwd, dest, svc.clone());
+                &unhashed
+            } else {
+                match conns.insert(g, tuple, fwd, dest, svc.clone(), false, 2, ns.limits()) {
+                    Some(c) => c,
+                    None => return Verdict::Drop,
+                }
             }
         }
     };
@@ -207,35 +276,83 @@ fn request(
     } else {
         Dir::InputOnly
     };
-    conn.update(dir, pkt.tcp, ns.timeouts.get(g));
+    conn.update(dir, pkt.tcp, ns.timeouts.get(g), ns.limits().secure_tcp);
     let len = skb.len();
     conn.dest.stats.count_in(len, new_conn);
     conn.svc.stats.count_in(len, new_conn);
     xmit::transmit(net, skb, pkt, conn, point == HookPoint::LocalInRequest)
 }
 
+/// What becomes of a connection whose real server is gone.
+enum Nodest {
+    /// Its server is there: carry on.
+    Keep,
+    /// Drop the packet; the connection lives until it times out.
+    Drop,
+    /// The connection ended before this packet, which is handled as if no
+    /// connection existed.
+    Expired,
+}
+
+/// Connections of deleted real servers, as IPVS: with
+/// `expire_nodest_conn` 0 (the default) their packets are dropped until
+/// they time out; with 1 the connection ends at its next packet, which is
+/// then scheduled like a new connection's first (a TCP segment that is
+/// not a SYN goes to the local stack, which answers with a reset). With 1
+/// a new TCP connection (SYN) reusing the addresses and ports of one whose
+/// server is quiesced (weight 0) also ends the old one.
+fn nodest(ns: &NetState, c: &Conn, pkt: &Packet) -> Nodest {
+    let removed = c.dest.is_removed();
+    let syn = pkt.tcp.is_some_and(|f| f.syn && !f.ack && !f.rst);
+    let quiesced_reuse = syn && c.dest.weight() == 0;
+    if !removed && !quiesced_reuse {
+        return Nodest::Keep;
+    }
+    if ns.setting(Setting::ExpireNodestConn) != 0 {
+        c.expire_now();
+        Nodest::Expired
+    } else if removed {
+        Nodest::Drop
+    } else {
+        Nodest::Keep
+    }
+}
+
 /// The server of a persistent service for this client: the one its
 /// template (client address masked by `-M`) names while that server is
 /// still in the service, else a newly scheduled one, remembered for
 /// `timeout` seconds after the client's last new connection. As in IPVS, a
-/// quiesced (weight 0) server keeps its persistent clients.
-#[allow(clippy::too_many_arguments)]
+/// quiesced (weight 0) server keeps its persistent clients, unless
+/// `quiescent` (the `expire_quiescent_template` setting) says such
+/// templates expire, so their clients move on. A firewall-mark service's
+/// template is keyed by protocol 0, the mark as virtual address and port 0
+/// (IPVS's `ip_vs_sched_persist`), so every port and protocol of the mark
+/// sticks to one server.
 fn persistent_dest(
     conns: &ConnTable,
     g: &ReadGuard,
     svc: &Arc<Service>,
     flow: &Flow,
-    timeout: u32,
-    mask: [u8; 4],
+    (timeout, mask): (u32, [u8; 16]),
+    quiescent: bool,
+    limits: crate::conn::Limits,
 ) -> Option<Arc<Dest>> {
     let (caddr, vaddr, vport) = (&flow.caddr, &flow.vaddr, flow.vport);
     let mut masked = [0u8; 16];
     for (m, (a, k)) in masked.iter_mut().zip(caddr.iter().zip(mask)) {
         *m = a & k;
     }
-    let proto = svc.key.protocol;
-    if let Some(t) = conns.lookup_template(g, proto, &masked, vaddr, vport) {
-        if !t.dest.removed.load(Ordering::Relaxed) {
+    let af = svc.key.af;
+    let fwm_addr;
+    let (proto, vaddr, vport) = if svc.key.is_fwmark() {
+        fwm_addr = addr16(svc.key.fwmark.to_be_bytes());
+        (0, &fwm_addr, 0)
+    } else {
+        (svc.key.protocol, vaddr, vport)
+    };
+    if let Some(t) = conns.lookup_template(g, af, proto, &masked, vaddr, vport) {
+        let expired = quiescent && t.dest.weight() == 0;
+        if !t.dest.removed.load(Ordering::Relaxed) && !expired {
             t.touch(timeout);
             return Some(t.dest.clone());
         }
@@ -243,6 +360,7 @@ fn persistent_dest(
     }
     let dest = svc.schedule(g, flow)?;
     let tuple = Tuple {
+        af,
         protocol: proto,
         caddr: masked,
         cport: 0,
@@ -260,8 +378,93 @@ fn persistent_dest(
         svc.clone(),
         true,
         timeout,
+        limits,
     );
     Some(t.map_or(dest, |t| t.dest.clone()))
+}
+
+/// An ICMP error about a connection rvs forwards (IPVS's `ip_vs_out_icmp`
+/// and `ip_vs_in_icmp`), translated by `rvs_core::icmp`:
+///
+/// - at the reply hooks (FORWARD, LOCAL_IN for clients on the director),
+///   an error about a NAT request `client -> real server` (from the real
+///   server, or a router on its side) goes on to the client, from the VIP
+///   and quoting `client -> VIP`;
+/// - at LOCAL_IN for requests, an error sent to the VIP about a reply
+///   `VIP -> client` goes to the connection's real server: for NAT with
+///   the real server's address put back, for DR and TUN unchanged (the
+///   real server holds the VIP).
+///
+/// Anything else (other ICMP, malformed or truncated quotes, unknown
+/// connections) passes untouched.
+fn icmp_error(point: HookPoint, conns: &ConnTable, net: &Net, mut skb: Skb<'_>) -> Verdict {
+    let Some(outer) = parse_ipv4(&mut skb) else {
+        return Verdict::Accept;
+    };
+    if outer.proto != IPPROTO_ICMP || point == HookPoint::LocalOutRequest {
+        return Verdict::Accept;
+    }
+    let want = icmp::linear_len_v4(outer.ihl_len, skb.len());
+    let Some(buf) = skb.header(want) else {
+        return Verdict::Accept;
+    };
+    let Ok(q) = icmp::parse_v4(buf, &outer) else {
+        return Verdict::Accept;
+    };
+    let g = ReadGuard::new();
+    let (saddr, daddr) = (addr16(q.saddr), addr16(q.daddr));
+    if point == HookPoint::LocalInRequest {
+        // The quoted packet is a reply: VIP -> client.
+        let Some(conn) = conns.lookup_in(
+            &g,
+            AddrFamily::Inet,
+            q.proto,
+            &daddr,
+            q.dport,
+            &saddr,
+            q.sport,
+        ) else {
+            return Verdict::Accept;
+        };
+        if conn.fwd == FwdMethod::Masq {
+            let nat = IcmpNat::ToServer {
+                daddr: addr4(&conn.tuple.daddr),
+                dport: conn.tuple.dport,
+            };
+            let Some(buf) = skb.header_mut(q.rewrite_len) else {
+                return Verdict::Drop;
+            };
+            if icmp::nat_v4(buf, &q, nat).is_err() {
+                return Verdict::Accept;
+            }
+        }
+        return xmit::forward_icmp(net, skb, &outer, conn);
+    }
+    // The quoted packet is a request after NAT: client -> real server.
+    let Some(conn) = conns.lookup_out(
+        &g,
+        AddrFamily::Inet,
+        q.proto,
+        &daddr,
+        q.dport,
+        &saddr,
+        q.sport,
+    ) else {
+        return Verdict::Accept;
+    };
+    if conn.fwd != FwdMethod::Masq {
+        return Verdict::Accept;
+    }
+    let nat = IcmpNat::ToClient {
+        vaddr: addr4(&conn.tuple.vaddr),
+        vport: conn.tuple.vport,
+    };
+    let Some(buf) = skb.header_mut(q.rewrite_len) else {
+        return Verdict::Drop;
+    };
+    // A refused rewrite changed nothing: let the error pass as it is.
+    let _ = icmp::nat_v4(buf, &q, nat);
+    Verdict::Accept
 }
 
 fn reply(
@@ -271,19 +474,31 @@ fn reply(
     pkt: &Packet,
     g: &ReadGuard,
 ) -> Verdict {
-    let daddr = addr16(pkt.ip.saddr);
-    let caddr = addr16(pkt.ip.daddr);
-    let Some(conn) = conns.lookup_out(g, pkt.ip.proto, &daddr, pkt.sport, &caddr, pkt.dport) else {
+    let (daddr, caddr) = (&pkt.ip.saddr, &pkt.ip.daddr);
+    let Some(conn) = conns.lookup_out(
+        g,
+        pkt.ip.af,
+        pkt.ip.proto,
+        daddr,
+        pkt.sport,
+        caddr,
+        pkt.dport,
+    ) else {
         return Verdict::Accept;
     };
     if conn.fwd != FwdMethod::Masq {
         return Verdict::Accept;
     }
-    conn.update(Dir::Output, pkt.tcp, ns.timeouts.get(g));
+    conn.update(
+        Dir::Output,
+        pkt.tcp,
+        ns.timeouts.get(g),
+        ns.limits().secure_tcp,
+    );
     conn.dest.stats.count_out(skb.len());
     conn.svc.stats.count_out(skb.len());
-    let vaddr = addr4(&conn.tuple.vaddr);
-    match xmit::nat_rewrite(&mut skb, pkt, xmit::Side::Source, vaddr, conn.tuple.vport) {
+    let vaddr = conn.tuple.vaddr;
+    match xmit::nat_rewrite(&mut skb, pkt, xmit::Side::Source, &vaddr, conn.tuple.vport) {
         Ok(()) => Verdict::Accept,
         Err(_) => Verdict::Drop,
     }

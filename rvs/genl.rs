@@ -7,9 +7,15 @@
 //!
 //! A [`Family`] registers a `struct genl_family` whose operations all route
 //! to one [`Handler`]; handlers see a [`Request`] (doit) or a [`Dump`]
-//! (dumpit) and never touch raw pointers. Every operation requires
-//! CAP_NET_ADMIN in the namespace's owning user namespace
-//! (`GENL_ADMIN_PERM`), and the family is namespace-aware (`netnsok`).
+//! (dumpit) and never touch raw pointers. The family is namespace-aware
+//! (`netnsok`): a request acts on the namespace of the socket it came
+//! from. Every operation, reads included, requires CAP_NET_ADMIN over that
+//! namespace, i.e. in the user namespace that owns it
+//! (`GENL_UNS_ADMIN_PERM`, as rtnetlink and nftables): root of an
+//! unprivileged user namespace manages the network namespaces it owns and
+//! nothing else. (IPVS uses `GENL_ADMIN_PERM`, CAP_NET_ADMIN in the
+//! initial user namespace, so containers cannot configure it at all; see
+//! Documentation/privileges.md.)
 
 use crate::ffi;
 use crate::netns::Net;
@@ -131,7 +137,7 @@ impl<H: Handler> Family<H> {
         }
         for (slot, op) in storage.ops.iter_mut().zip(spec.ops) {
             slot.cmd = op.cmd;
-            slot.flags = ffi::GENL_ADMIN_PERM as u8;
+            slot.flags = ffi::GENL_UNS_ADMIN_PERM as u8;
             if op.doit {
                 slot.doit = Some(doit_trampoline::<H>);
             }

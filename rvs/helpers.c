@@ -16,6 +16,10 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter_ipv4.h>
 #include <net/ip.h>
+#include <net/ipv6.h>
+#include <net/ip6_route.h>
+#include <net/addrconf.h>
+#include <linux/icmpv6.h>
 #include <net/icmp.h>
 #include <net/route.h>
 #include <net/dst.h>
@@ -204,6 +208,11 @@ bool rvs_skb_is_xmit(const struct sk_buff *skb)
 	return skb->ipvs_property;
 }
 
+u32 rvs_skb_fwmark(const struct sk_buff *skb)
+{
+	return skb->mark;
+}
+
 void rvs_skb_mark_xmit(struct sk_buff *skb)
 {
 	skb->ipvs_property = 1;
@@ -241,11 +250,6 @@ unsigned int rvs_skb_headroom(const struct sk_buff *skb)
 void rvs_skb_reset_network_header(struct sk_buff *skb)
 {
 	skb_reset_network_header(skb);
-}
-
-void rvs_ipcb_clear(struct sk_buff *skb)
-{
-	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 }
 
 void rvs_icmp_send_frag_needed(struct sk_buff *skb, u32 mtu)
@@ -302,26 +306,103 @@ bool rvs_skb_csum_partial(const struct sk_buff *skb)
 	return skb->ip_summed == CHECKSUM_PARTIAL;
 }
 
-void rvs_ipip_finish(struct net *net, struct sk_buff *skb)
+void rvs_tunnel_finish(struct net *net, struct sk_buff *skb, bool outer_v6)
 {
-	skb_set_inner_ipproto(skb, IPPROTO_IPIP);
-	ip_select_ident(net, skb, NULL);
-	ip_send_check(ip_hdr(skb));
+	if (outer_v6) {
+		skb->protocol = htons(ETH_P_IPV6);
+	} else {
+		skb->protocol = htons(ETH_P_IP);
+		ip_select_ident(net, skb, NULL);
+		ip_send_check(ip_hdr(skb));
+	}
+}
+
+/* IPv6 */
+
+void rvs_inet_proto_csum_replace16(__sum16 *sum, struct sk_buff *skb,
+				   const u8 *from, const u8 *to)
+{
+	__be32 f[4], t[4];
+
+	memcpy(f, from, sizeof(f));
+	memcpy(t, to, sizeof(t));
+	inet_proto_csum_replace16(sum, skb, f, t, true);
+}
+
+struct dst_entry *rvs_route6_output(struct net *net, const u8 *daddr,
+				    bool known_nh, u8 *saddr)
+{
+	struct flowi6 fl6 = {
+		.flowi6_flags = known_nh ? FLOWI_FLAG_KNOWN_NH : 0,
+	};
+	struct dst_entry *dst;
+
+	memcpy(&fl6.daddr, daddr, sizeof(fl6.daddr));
+	dst = ip6_route_output(net, NULL, &fl6);
+	if (dst->error) {
+		dst_release(dst);
+		return NULL;
+	}
+	if (ipv6_dev_get_saddr(net, ip6_dst_idev(dst)->dev, &fl6.daddr, 0,
+			       (struct in6_addr *)saddr)) {
+		dst_release(dst);
+		return NULL;
+	}
+	return dst;
+}
+
+bool rvs_dst6_is_local(const struct dst_entry *dst)
+{
+	return dst->dev && (dst->dev->flags & IFF_LOOPBACK);
+}
+
+unsigned int rvs_dst_mtu(const struct dst_entry *dst)
+{
+	return dst_mtu(dst);
+}
+
+void rvs_skb_set_dst(struct sk_buff *skb, struct dst_entry *dst)
+{
+	skb_dst_drop(skb);
+	skb_dst_set(skb, dst);
+}
+
+void rvs_dst_release(struct dst_entry *dst)
+{
+	dst_release(dst);
+}
+
+void rvs_icmp6_send_too_big(struct net *net, struct sk_buff *skb, u32 mtu)
+{
+	if (!skb->dev)
+		skb->dev = net->loopback_dev;
+	icmpv6_send(skb, ICMPV6_PKT_TOOBIG, 0, mtu);
+}
+
+int rvs_nf_local_out6(struct net *net, struct sk_buff *skb)
+{
+	return NF_HOOK(NFPROTO_IPV6, NF_INET_LOCAL_OUT, net, NULL, skb, NULL,
+		       skb_dst(skb)->dev, dst_output);
+}
+
+void rvs_skb_cb_clear(struct sk_buff *skb)
+{
+	memset(skb->cb, 0, sizeof(skb->cb));
 }
 
 /*
- * Before tunnel headers go in front of an IPv4 packet: GSO packets learn
+ * Before tunnel headers go in front of an IP packet: GSO packets learn
  * how to be segmented (gso_type), the inner headers are recorded (inner mac
  * = inner network header: there is no inner link layer), as ip_tunnel does.
  */
-int rvs_tunnel_prepare(struct sk_buff *skb, int gso_type)
+int rvs_tunnel_prepare(struct sk_buff *skb, int gso_type, u8 inner_proto)
 {
 	int err = iptunnel_handle_offloads(skb, gso_type);
 
 	if (err)
 		return err;
 	skb->transport_header = skb->network_header;
-	skb_set_inner_ipproto(skb, IPPROTO_IPIP);
+	skb_set_inner_ipproto(skb, inner_proto);
 	skb_set_inner_mac_header(skb, skb_inner_network_offset(skb));
 	return 0;
 }

@@ -62,6 +62,7 @@ unsigned char *rvs_skb_data(const struct sk_buff *skb);
 bool rvs_skb_is_gso(const struct sk_buff *skb);
 bool rvs_skb_is_xmit(const struct sk_buff *skb);
 void rvs_skb_mark_xmit(struct sk_buff *skb);
+u32 rvs_skb_fwmark(const struct sk_buff *skb);
 void rvs_skb_notrack(struct sk_buff *skb);
 void rvs_skb_orphan(struct sk_buff *skb);
 void rvs_inet_proto_csum_replace2(__sum16 *sum, struct sk_buff *skb,
@@ -69,7 +70,6 @@ void rvs_inet_proto_csum_replace2(__sum16 *sum, struct sk_buff *skb,
 int rvs_skb_cow_head(struct sk_buff *skb, unsigned int headroom);
 unsigned int rvs_skb_headroom(const struct sk_buff *skb);
 void rvs_skb_reset_network_header(struct sk_buff *skb);
-void rvs_ipcb_clear(struct sk_buff *skb);
 void rvs_icmp_send_frag_needed(struct sk_buff *skb, u32 mtu);
 
 /* routing and output */
@@ -82,11 +82,25 @@ bool rvs_rt_is_local(const struct rtable *rt);
 void rvs_rt_put(struct rtable *rt);
 int rvs_nf_local_out(struct net *net, struct sk_buff *skb);
 bool rvs_skb_csum_partial(const struct sk_buff *skb);
-void rvs_ipip_finish(struct net *net, struct sk_buff *skb);
-int rvs_tunnel_prepare(struct sk_buff *skb, int gso_type);
+void rvs_tunnel_finish(struct net *net, struct sk_buff *skb, bool outer_v6);
+int rvs_tunnel_prepare(struct sk_buff *skb, int gso_type, u8 inner_proto);
 void rvs_skb_reset_transport_header(struct sk_buff *skb);
 u16 rvs_udp_flow_src_port(struct net *net, struct sk_buff *skb);
 void rvs_gre_push(struct sk_buff *skb, bool csum);
+
+/* IPv6 (addresses as 16 bytes, network order) */
+struct dst_entry;
+void rvs_inet_proto_csum_replace16(__sum16 *sum, struct sk_buff *skb,
+				   const u8 *from, const u8 *to);
+struct dst_entry *rvs_route6_output(struct net *net, const u8 *daddr,
+				    bool known_nh, u8 *saddr);
+bool rvs_dst6_is_local(const struct dst_entry *dst);
+unsigned int rvs_dst_mtu(const struct dst_entry *dst);
+void rvs_skb_set_dst(struct sk_buff *skb, struct dst_entry *dst);
+void rvs_dst_release(struct dst_entry *dst);
+void rvs_icmp6_send_too_big(struct net *net, struct sk_buff *skb, u32 mtu);
+int rvs_nf_local_out6(struct net *net, struct sk_buff *skb);
+void rvs_skb_cb_clear(struct sk_buff *skb);
 
 /* per-CPU statistics */
 struct rvs_cpu_stats {

@@ -4,8 +4,9 @@
 //!
 //! C header: [`include/linux/netfilter.h`]
 //!
-//! rvs hooks IPv4 at IPVS's points and priorities (see
-//! `Documentation/architecture.md`). [`Hooks`] registers them in one
+//! rvs hooks IPv4 and IPv6 at IPVS's points and priorities (see
+//! `Documentation/architecture.md`); IPv6 uses the same numbers, as
+//! IPVS does (`NF_IP6_PRI_*` equal `NF_IP_PRI_*`). [`Hooks`] registers them in one
 //! namespace and unregisters them on drop; `nf_unregister_net_hooks` waits
 //! for running hook calls, so once it returns nothing on the packet path
 //! refers to that namespace's state.
@@ -13,6 +14,7 @@
 use crate::datapath::{self, HookPoint};
 use crate::ffi;
 use crate::netns::Net;
+use crate::rvs_core::config::AddrFamily;
 use crate::skb::Skb;
 use crate::state::NetState;
 use core::ffi::{c_uint, c_void};
@@ -52,10 +54,13 @@ const POINTS: [(HookPoint, u32, i32); 4] = [
     (HookPoint::ForwardReply, ffi::NF_INET_FORWARD, 100),
 ];
 
+/// Number of hooks: every point, once for IPv4 and once for IPv6.
+const NHOOKS: usize = 2 * POINTS.len();
+
 /// rvs's hooks, registered in one namespace.
 pub(crate) struct Hooks {
     net: *mut ffi::net,
-    ops: KBox<[ffi::nf_hook_ops; 4]>,
+    ops: KBox<[ffi::nf_hook_ops; NHOOKS]>,
 }
 
 // SAFETY: the registration is created and dropped under the namespace's
@@ -72,22 +77,48 @@ impl Hooks {
     /// `state` must outlive the returned registration (it is the
     /// namespace's own state, which drops its hooks first).
     pub(crate) unsafe fn register(net: &Net, state: *const NetState) -> Result<Self> {
-        let mut ops = KBox::new([ffi::nf_hook_ops::default(); 4], GFP_KERNEL)?;
-        for (op, (point, hooknum, priority)) in ops.iter_mut().zip(POINTS) {
-            op.hook = Some(match point {
-                HookPoint::LocalInReply => hook_fn::<{ HookPoint::LocalInReply as u8 }>,
-                HookPoint::LocalInRequest => hook_fn::<{ HookPoint::LocalInRequest as u8 }>,
-                HookPoint::LocalOutRequest => hook_fn::<{ HookPoint::LocalOutRequest as u8 }>,
-                HookPoint::ForwardReply => hook_fn::<{ HookPoint::ForwardReply as u8 }>,
+        let mut ops = KBox::new([ffi::nf_hook_ops::default(); NHOOKS], GFP_KERNEL)?;
+        let v4 = POINTS.iter().map(|p| (false, p));
+        let points = Iterator::chain(v4, POINTS.iter().map(|p| (true, p)));
+        for (op, (v6, &(point, hooknum, priority))) in ops.iter_mut().zip(points) {
+            op.hook = Some(match (point, v6) {
+                (HookPoint::LocalInReply, false) => {
+                    hook_fn::<{ HookPoint::LocalInReply as u8 }, false>
+                }
+                (HookPoint::LocalInRequest, false) => {
+                    hook_fn::<{ HookPoint::LocalInRequest as u8 }, false>
+                }
+                (HookPoint::LocalOutRequest, false) => {
+                    hook_fn::<{ HookPoint::LocalOutRequest as u8 }, false>
+                }
+                (HookPoint::ForwardReply, false) => {
+                    hook_fn::<{ HookPoint::ForwardReply as u8 }, false>
+                }
+                (HookPoint::LocalInReply, true) => {
+                    hook_fn::<{ HookPoint::LocalInReply as u8 }, true>
+                }
+                (HookPoint::LocalInRequest, true) => {
+                    hook_fn::<{ HookPoint::LocalInRequest as u8 }, true>
+                }
+                (HookPoint::LocalOutRequest, true) => {
+                    hook_fn::<{ HookPoint::LocalOutRequest as u8 }, true>
+                }
+                (HookPoint::ForwardReply, true) => {
+                    hook_fn::<{ HookPoint::ForwardReply as u8 }, true>
+                }
             });
-            op.pf = ffi::NFPROTO_IPV4 as u8;
+            op.pf = if v6 {
+                ffi::NFPROTO_IPV6 as u8
+            } else {
+                ffi::NFPROTO_IPV4 as u8
+            };
             op.hooknum = hooknum;
             op.priority = priority;
             op.priv_ = state as *mut c_void;
         }
         // SAFETY: `ops` is a heap array that lives until `drop`, which
         // unregisters first; `net` is alive.
-        let ret = unsafe { ffi::nf_register_net_hooks(net.as_ptr(), ops.as_ptr(), 4) };
+        let ret = unsafe { ffi::nf_register_net_hooks(net.as_ptr(), ops.as_ptr(), NHOOKS as u32) };
         if ret != 0 {
             return Err(Error::from_errno(ret));
         }
@@ -102,15 +133,16 @@ impl Drop for Hooks {
     fn drop(&mut self) {
         // SAFETY: registered in `register` on this namespace, which is
         // alive while its state (our owner) is. Waits for running hooks.
-        unsafe { ffi::nf_unregister_net_hooks(self.net, self.ops.as_ptr(), 4) };
+        unsafe { ffi::nf_unregister_net_hooks(self.net, self.ops.as_ptr(), NHOOKS as u32) };
     }
 }
 
 /// # Safety
 ///
 /// Called by netfilter only, with the `priv_` given at registration, a
-/// valid packet and a valid hook state.
-unsafe extern "C" fn hook_fn<const POINT: u8>(
+/// valid packet and a valid hook state. `V6`: registered for NFPROTO_IPV6,
+/// so the packet's network header is IPv6.
+unsafe extern "C" fn hook_fn<const POINT: u8, const V6: bool>(
     priv_: *mut c_void,
     skb: *mut ffi::sk_buff,
     state: *const ffi::nf_hook_state,
@@ -125,7 +157,12 @@ unsafe extern "C" fn hook_fn<const POINT: u8>(
     let net = unsafe { Net::from_raw((*state).net) };
     // SAFETY: netfilter passes a valid skb owned by this hook call.
     let skb = unsafe { Skb::from_raw(skb) };
-    match datapath::handle(point, ns, net, skb) {
+    let af = if V6 {
+        AddrFamily::Inet6
+    } else {
+        AddrFamily::Inet
+    };
+    match datapath::handle(point, af, ns, net, skb) {
         Verdict::Accept => ffi::NF_ACCEPT,
         Verdict::Drop => ffi::NF_DROP,
         Verdict::Stolen => ffi::NF_STOLEN,

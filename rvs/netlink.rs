@@ -174,8 +174,7 @@ fn dest_cmd(cmd: u32, req: &Request<'_>) -> Result {
     let (key, _) =
         svcattr::parse_service(svc_nest.payload, false).map_err(|c| fail_config(req, c))?;
     let full = cmd != ffi::RVS_CMD_DEL_DEST;
-    let d =
-        svcattr::parse_dest(dest_nest.payload, key.af, full).map_err(|c| fail_config(req, c))?;
+    let d = svcattr::parse_dest(dest_nest.payload, &key, full).map_err(|c| fail_config(req, c))?;
     let mut ctl = ns.lock();
     let res = match cmd {
         ffi::RVS_CMD_NEW_DEST => ns.services.add_dest(&mut *ctl, &key, &d),
@@ -205,6 +204,13 @@ fn get_info(req: &Request<'_>) -> Result {
     let msg = reply.msg();
     msg.put_u32(ffi::RVS_INFO_ATTR_VERSION, ffi::RVS_VERSION_CODE)?;
     msg.put_u32(ffi::RVS_INFO_ATTR_CONN_TAB_SIZE, ns.conn_tab_size())?;
+    if let Some(conns) = ns.conns() {
+        let pad = ffi::RVS_INFO_ATTR_PAD;
+        msg.put_u32(ffi::RVS_INFO_ATTR_CONN_COUNT, conns.count())?;
+        msg.put_u64(ffi::RVS_INFO_ATTR_CONN_MEMORY, conns.memory(), pad)?;
+        msg.put_u64(ffi::RVS_INFO_ATTR_CONN_REFUSED, conns.refused(), pad)?;
+        msg.put_u64(ffi::RVS_INFO_ATTR_CONN_EVICTED, conns.evicted(), pad)?;
+    }
     reply.send()
 }
 
@@ -303,7 +309,7 @@ fn put_conn(msg: &mut Msg, c: &Conn) -> Result {
         c.state().name()
     };
     let nest = msg.nest_start(ffi::RVS_CMD_ATTR_CONN)?;
-    msg.put_u16(ffi::RVS_CONN_ATTR_AF, crate::rvs_core::config::AF_INET)?;
+    msg.put_u16(ffi::RVS_CONN_ATTR_AF, t.af.to_u16())?;
     msg.put_u16(ffi::RVS_CONN_ATTR_PROTOCOL, u16::from(t.protocol))?;
     put_addr(msg, ffi::RVS_CONN_ATTR_CADDR, &t.caddr)?;
     msg.put_be16(ffi::RVS_CONN_ATTR_CPORT, t.cport)?;
@@ -314,6 +320,7 @@ fn put_conn(msg: &mut Msg, c: &Conn) -> Result {
     msg.put_str(ffi::RVS_CONN_ATTR_STATE, state)?;
     msg.put_u32(ffi::RVS_CONN_ATTR_EXPIRES, c.expires_ms())?;
     msg.put_u32(ffi::RVS_CONN_ATTR_FWD_METHOD, c.fwd.to_uapi())?;
+    msg.put_u16(ffi::RVS_CONN_ATTR_DEST_AF, c.dest.af.to_u16())?;
     msg.nest_end(nest);
     Ok(())
 }
@@ -351,9 +358,14 @@ fn put_service(msg: &mut Msg, svc: &Service) -> Result {
     let k = &svc.key;
     let nest = msg.nest_start(ffi::RVS_CMD_ATTR_SERVICE)?;
     msg.put_u16(ffi::RVS_SVC_ATTR_AF, k.af.to_u16())?;
-    msg.put_u16(ffi::RVS_SVC_ATTR_PROTOCOL, u16::from(k.protocol))?;
-    put_addr(msg, ffi::RVS_SVC_ATTR_ADDR, &k.addr)?;
-    msg.put_be16(ffi::RVS_SVC_ATTR_PORT, k.port)?;
+    if k.is_fwmark() {
+        // As IPVS: a firewall-mark service is reported by its mark alone.
+        msg.put_u32(ffi::RVS_SVC_ATTR_FWMARK, k.fwmark)?;
+    } else {
+        msg.put_u16(ffi::RVS_SVC_ATTR_PROTOCOL, u16::from(k.protocol))?;
+        put_addr(msg, ffi::RVS_SVC_ATTR_ADDR, &k.addr)?;
+        msg.put_be16(ffi::RVS_SVC_ATTR_PORT, k.port)?;
+    }
     msg.put_str(ffi::RVS_SVC_ATTR_SCHED_NAME, sched.name())?;
     let mut fl = [0u8; 8];
     fl[..4].copy_from_slice(&flags.to_ne_bytes());
@@ -366,7 +378,7 @@ fn put_service(msg: &mut Msg, svc: &Service) -> Result {
     Ok(())
 }
 
-fn put_dest(msg: &mut Msg, d: &Dest, af: u16) -> Result {
+fn put_dest(msg: &mut Msg, d: &Dest) -> Result {
     let (u, l) = d.thresholds();
     let nest = msg.nest_start(ffi::RVS_CMD_ATTR_DEST)?;
     put_addr(msg, ffi::RVS_DEST_ATTR_ADDR, &d.addr)?;
@@ -391,7 +403,7 @@ fn put_dest(msg: &mut Msg, d: &Dest, af: u16) -> Result {
         ffi::RVS_DEST_ATTR_PERSIST_CONNS,
         d.persist_conns.load(core::sync::atomic::Ordering::Relaxed),
     )?;
-    msg.put_u16(ffi::RVS_DEST_ATTR_ADDR_FAMILY, af)?;
+    msg.put_u16(ffi::RVS_DEST_ATTR_ADDR_FAMILY, d.af.to_u16())?;
     put_stats(msg, ffi::RVS_DEST_ATTR_STATS64, &d.stats)?;
     msg.nest_end(nest);
     Ok(())
@@ -455,9 +467,7 @@ fn dump_dests(dump: &mut Dump<'_>) -> Result {
     let start = usize::try_from(dump.cursor(0)).unwrap_or(usize::MAX);
     let mut i = start;
     while let Some(d) = dests.get(i) {
-        if !dump.entry(ffi::RVS_CMD_NEW_DEST as u8, |m| {
-            put_dest(m, d, key.af.to_u16())
-        })? {
+        if !dump.entry(ffi::RVS_CMD_NEW_DEST as u8, |m| put_dest(m, d))? {
             break;
         }
         i += 1;

@@ -28,8 +28,11 @@ mod xmit;
 #[allow(dead_code, unreachable_pub)]
 pub mod rvs_core {
     pub mod config;
+    pub mod defense;
     pub mod estimator;
     pub mod hash;
+    pub mod icmp;
+    pub mod lblc;
     pub mod mh;
     pub mod nlattr;
     pub mod packet;

@@ -14,18 +14,23 @@
 //! deleted, as IPVS's trash list does.
 
 use crate::rcu::{lock_bh, RcuCell, RcuOpt, ReadGuard, WriterToken};
-use crate::rvs_core::config::{self, ConfigError, FwdMethod, EEXIST, ENOENT, ESRCH};
+use crate::rvs_core::config::{self, AddrFamily, ConfigError, FwdMethod, EEXIST, ENOENT, ESRCH};
 use crate::rvs_core::hash::{self, SipKey};
-use crate::rvs_core::sched::{self, DestView, Flow, MhTable, SchedFlags, SchedKind, SchedState};
+use crate::rvs_core::sched::{
+    self, DestView, Flow, LblcTable, MhTable, SchedFlags, SchedKind, SchedState,
+};
 use crate::rvs_core::svcattr::{DestParams, ServiceKey, ServiceParams};
 use crate::rvs_core::tunnel::Tunnel;
 use crate::stats::Stats;
-use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 use kernel::prelude::*;
 use kernel::sync::{new_spinlock, Arc, SpinLock};
 
 /// A real server of a service.
 pub(crate) struct Dest {
+    /// Address family: the service's, or the other one for a tunnelled
+    /// real server (IPv4 in IPv6, IPv6 in IPv4).
+    pub(crate) af: AddrFamily,
     /// Address, 16-byte form (IPv4 in the first 4 bytes).
     pub(crate) addr: [u8; 16],
     /// Port, host order.
@@ -46,6 +51,11 @@ pub(crate) struct Dest {
     pub(crate) persist_conns: AtomicU32,
     /// Deleted from its service: templates must not send new clients here.
     pub(crate) removed: core::sync::atomic::AtomicBool,
+    /// Over its upper connection threshold and not yet below the lower
+    /// one (`-x`/`-y` hysteresis, see [`Dest::refresh_overload`]).
+    overloaded: AtomicBool,
+    /// Names the server in lblc/lblcr tables (unique while it exists).
+    id: u32,
     /// Traffic counters.
     pub(crate) stats: Stats,
     /// Output route to this server, cached per CPU.
@@ -56,6 +66,7 @@ impl Dest {
     fn new(p: &DestParams) -> Result<Arc<Self>> {
         Ok(Arc::new(
             Dest {
+                af: p.af,
                 addr: p.addr,
                 port: p.port,
                 fwd: AtomicU32::new(p.fwd.to_uapi()),
@@ -68,6 +79,8 @@ impl Dest {
                 inactive_conns: AtomicU32::new(0),
                 persist_conns: AtomicU32::new(0),
                 removed: core::sync::atomic::AtomicBool::new(false),
+                overloaded: AtomicBool::new(false),
+                id: next_dest_id(),
                 stats: Stats::new()?,
                 route: crate::skb::RouteCache::new()?,
             },
@@ -87,11 +100,37 @@ impl Dest {
         }
         self.u_thresh.store(p.u_thresh, Relaxed);
         self.l_thresh.store(p.l_thresh, Relaxed);
+        self.refresh_overload();
+    }
+
+    /// Re-evaluates the overload flag from the current connection count
+    /// and thresholds (IPVS's hysteresis, `rvs_core::sched::overload_next`).
+    /// Called whenever the count or the thresholds change and before each
+    /// scheduling decision; concurrent callers may race, but each stores a
+    /// state computed from a count that was current, and the next call
+    /// corrects any stale one.
+    pub(crate) fn refresh_overload(&self) -> bool {
+        let conns = self
+            .active_conns
+            .load(Relaxed)
+            .saturating_add(self.inactive_conns.load(Relaxed));
+        let (u, l) = self.thresholds();
+        let cur = self.overloaded.load(Relaxed);
+        let next = sched::overload_next(cur, conns, u, l);
+        if next != cur {
+            self.overloaded.store(next, Relaxed);
+        }
+        next
     }
 
     /// The forwarding method for new connections.
     pub(crate) fn fwd(&self) -> FwdMethod {
         config::validate_fwd_method(self.fwd.load(Relaxed)).unwrap_or(FwdMethod::Route)
+    }
+
+    /// Whether the server was deleted from its service.
+    pub(crate) fn is_removed(&self) -> bool {
+        self.removed.load(Relaxed)
     }
 
     /// How tunnelled packets to this server are encapsulated.
@@ -113,19 +152,31 @@ impl Dest {
     fn view(&self) -> DestView {
         let active = self.active_conns.load(Relaxed);
         let inactive = self.inactive_conns.load(Relaxed);
-        let u = self.u_thresh.load(Relaxed);
         DestView {
             weight: self.weight(),
             active_conns: active,
             inactive_conns: inactive,
-            overloaded: u != 0 && active.saturating_add(inactive) >= u,
+            overloaded: self.refresh_overload(),
             hash_key: sched::dest_hash_key(&self.addr, self.port),
             last_weight: self.last_weight.load(Relaxed),
+            id: self.id,
         }
     }
 
-    fn same(&self, addr: &[u8; 16], port: u16) -> bool {
-        self.addr == *addr && self.port == port
+    fn same(&self, af: AddrFamily, addr: &[u8; 16], port: u16) -> bool {
+        self.af == af && self.addr == *addr && self.port == port
+    }
+}
+
+/// A fresh [`Dest::id`]: never 0; wraps after 2^32 - 1 servers were
+/// created, far beyond any table's lifetime in practice.
+fn next_dest_id() -> u32 {
+    static NEXT: AtomicU32 = AtomicU32::new(1);
+    loop {
+        let id = NEXT.fetch_add(1, Relaxed);
+        if id != 0 {
+            return id;
+        }
     }
 }
 
@@ -136,10 +187,33 @@ pub(crate) type DestList = KVec<Arc<Dest>>;
 /// services fall back to one atomic allocation per new connection.
 const STACK_VIEWS: usize = 32;
 
-/// A service's scheduler: its state and, for mh, its lookup table.
+/// A service's scheduler: its state and, for mh, its lookup table, for
+/// lblc/lblcr their address table.
 struct Scheduler {
     state: SchedState,
     mh: Option<KBox<MhTable>>,
+    lblc: Option<KVBox<LblcTable>>,
+}
+
+/// An empty lblc/lblcr table with a random hash key (about 72 KiB:
+/// kvmalloc, never on the stack).
+fn new_lblc_table() -> Result<KVBox<LblcTable>> {
+    let b = KVBox::<LblcTable>::new_uninit(GFP_KERNEL | __GFP_ZERO)?;
+    // SAFETY: the allocation is zero-filled, and an all-zero `LblcTable`
+    // is a valid empty table (documented in rvs_core::lblc).
+    let mut t = unsafe { b.assume_init() };
+    let mut key = [0u8; 16];
+    // SAFETY: `key` is a valid 16-byte buffer.
+    unsafe { crate::ffi::get_random_bytes(key.as_mut_ptr().cast(), key.len()) };
+    t.set_key(&key);
+    Ok(t)
+}
+
+/// Seconds since boot, monotonic (lblc/lblcr entry ages).
+fn now_secs() -> u64 {
+    // SAFETY: reads a constant.
+    let hz = unsafe { crate::ffi::rvs_hz() } as u64;
+    crate::conn::jiffies() / hz.max(1)
 }
 
 /// A zeroed Maglev table on the heap (16 KiB: never on the stack).
@@ -159,7 +233,12 @@ impl Scheduler {
         } else {
             None
         };
-        Ok(Self { state, mh })
+        let lblc = if kind.needs_lblc_table() {
+            Some(new_lblc_table()?)
+        } else {
+            None
+        };
+        Ok(Self { state, mh, lblc })
     }
 }
 
@@ -197,15 +276,22 @@ impl Service {
         )
     }
 
-    /// Persistence: `Some((timeout seconds, netmask bytes))` when `-p`.
-    pub(crate) fn persistence(&self) -> Option<(u32, [u8; 4])> {
+    /// Persistence: `Some((timeout seconds, mask of client addresses))`
+    /// when `-p` (the mask from `-M`, IPv6: a prefix length).
+    pub(crate) fn persistence(&self) -> Option<(u32, [u8; 16])> {
         if self.flags.load(Relaxed) & crate::ffi::RVS_SVC_F_PERSISTENT == 0 {
             return None;
         }
         Some((
             self.timeout.load(Relaxed),
-            self.netmask.load(Relaxed).to_ne_bytes(),
+            config::persistence_mask(self.key.af, self.netmask.load(Relaxed)),
         ))
+    }
+
+    /// One-packet scheduling (`-o`): each UDP datagram is scheduled on
+    /// its own and no connection entry is kept.
+    pub(crate) fn one_packet(&self) -> bool {
+        self.flags.load(Relaxed) & crate::ffi::RVS_SVC_F_ONEPACKET != 0
     }
 
     /// Scheduler kind, flags, persistence timeout and netmask (listing).
@@ -241,9 +327,13 @@ impl Service {
         for (v, d) in views.iter_mut().zip(dests.iter()) {
             *v = d.view();
         }
+        let now = now_secs();
         let index = {
             let s = &mut *lock_bh(&self.sched);
-            s.state.schedule_flow_with(views, flow, s.mh.as_deref())?
+            match s.lblc.as_deref_mut() {
+                Some(t) => t.schedule(s.state.kind(), views, flow, now)?,
+                None => s.state.schedule_flow_with(views, flow, s.mh.as_deref())?,
+            }
         };
         dests.get(index).cloned()
     }
@@ -259,18 +349,25 @@ impl Service {
         for d in dests.iter() {
             views.push(d.view(), GFP_KERNEL)?;
         }
+        // lblc/lblcr keep what they learnt when the service is edited
+        // without changing its scheduler (as IPVS keeps its scheduler).
+        let current = lock_bh(&self.sched).state.kind();
+        let new = new.filter(|&(kind, _)| !(kind == current && kind.needs_lblc_table()));
         // Allocate outside the spinlock.
         let replacement = match new {
             Some((kind, flags)) => Some(Scheduler::new(kind, flags)?),
             None => None,
         };
-        let s = &mut *lock_bh(&self.sched);
-        if let Some(r) = replacement {
-            *s = r;
-        }
-        // The mh rebuild (~100 us) runs with bottom halves off; a lookup
-        // waits at most that long, and only on configuration changes.
-        s.state.dests_changed_with(&views, s.mh.as_deref_mut());
+        let old = {
+            let s = &mut *lock_bh(&self.sched);
+            let old = replacement.map(|r| core::mem::replace(s, r));
+            // The mh rebuild (~100 us) runs with bottom halves off; a lookup
+            // waits at most that long, and only on configuration changes.
+            s.state.dests_changed_with(&views, s.mh.as_deref_mut());
+            old
+        };
+        // Free the old tables (up to 72 KiB) outside the lock.
+        drop(old);
         Ok(())
     }
 }
@@ -303,9 +400,26 @@ fn cfg(errno: i32, msg: &'static core::ffi::CStr) -> ModelError {
     ModelError::Config(ConfigError::new(errno, msg))
 }
 
+/// A real server's port must be the service's unless it is NAT'ed; a
+/// firewall-mark service has no port, so any goes (0 keeps the packet's).
+fn check_port(key: &ServiceKey, p: &DestParams) -> Result<(), ModelError> {
+    if key.is_fwmark() {
+        return Ok(());
+    }
+    config::port_mapping_allowed(p.fwd, key.port, p.port).map_err(ModelError::Config)
+}
+
 /// log2 of the service table's bucket count: 4,096 buckets keep chains
 /// short (2-3) even with 10,000 services. IPVS has 256.
 pub(crate) const SVC_TAB_BITS: u32 = 12;
+
+/// A firewall mark in the address slot of the bucket hash (with protocol
+/// and port 0), so mark services share the table with address services.
+fn mark_as_addr(mark: u32) -> [u8; 16] {
+    let mut a = [0u8; 16];
+    a[..4].copy_from_slice(&mark.to_be_bytes());
+    a
+}
 
 /// The service table of a namespace: a fixed array of hash buckets, each a
 /// short copy-on-write list published through RCU. The packet path hashes
@@ -313,14 +427,16 @@ pub(crate) const SVC_TAB_BITS: u32 = 12;
 /// bucket, so adding n services costs O(n), not O(n^2).
 ///
 /// Buckets are chosen by SipHash of (protocol, address, port) under a
-/// per-namespace random key (the connection table's hash). A key with other
-/// fields (a firewall mark) hashes them through the same function, e.g. the
-/// mark as the address with protocol and port 0.
+/// per-namespace random key (the connection table's hash); a firewall-mark
+/// service hashes its mark as the address, with protocol and port 0.
 pub(crate) struct Services {
     buckets: KVVec<RcuOpt<ServiceList>>,
     key: SipKey,
     /// Number of services (writer side).
     count: AtomicU32,
+    /// How many of them are firewall-mark services: marked packets look
+    /// for one only when there are some.
+    fwmark_services: AtomicU32,
 }
 
 fn copy_without<T>(src: &[Arc<T>], skip: Option<usize>) -> Result<KVec<Arc<T>>, ModelError> {
@@ -348,6 +464,7 @@ impl Services {
             buckets,
             key: SipKey::from_bytes(&key),
             count: AtomicU32::new(0),
+            fwmark_services: AtomicU32::new(0),
         })
     }
 
@@ -357,6 +474,9 @@ impl Services {
     }
 
     fn bucket_of_key(&self, key: &ServiceKey) -> Option<&RcuOpt<ServiceList>> {
+        if key.is_fwmark() {
+            return self.bucket_of(0, &mark_as_addr(key.fwmark), 0);
+        }
         self.bucket_of(key.protocol, &key.addr, key.port)
     }
 
@@ -393,6 +513,7 @@ impl Services {
     pub(crate) fn lookup<'g>(
         &'g self,
         g: &'g ReadGuard,
+        af: AddrFamily,
         protocol: u8,
         addr: &[u8; 16],
         port: u16,
@@ -400,7 +521,31 @@ impl Services {
         self.bucket_of(protocol, addr, port)?
             .get(g)?
             .iter()
-            .find(|s| s.key.protocol == protocol && s.key.port == port && s.key.addr == *addr)
+            .find(|s| {
+                s.key.protocol == protocol
+                    && s.key.port == port
+                    && s.key.addr == *addr
+                    && s.key.fwmark == 0
+                    && s.key.af == af
+            })
+    }
+
+    /// The firewall-mark service for a packet marked `mark` (IPv4). As in
+    /// IPVS's `ip_vs_service_find`, the packet path asks this before
+    /// [`Self::lookup`]; unmarked packets and namespaces without
+    /// firewall-mark services pay one comparison.
+    pub(crate) fn lookup_fwmark<'g>(
+        &'g self,
+        g: &'g ReadGuard,
+        mark: u32,
+    ) -> Option<&'g Arc<Service>> {
+        if mark == 0 || self.fwmark_services.load(Relaxed) == 0 {
+            return None;
+        }
+        self.bucket_of(0, &mark_as_addr(mark), 0)?
+            .get(g)?
+            .iter()
+            .find(|s| s.key.fwmark == mark && s.key.af == AddrFamily::Inet)
     }
 
     /// The service at dump position (`bucket`, `index` in its chain) or the
@@ -468,6 +613,9 @@ impl Services {
         new.push(Service::new(key, p)?, GFP_KERNEL)?;
         bucket.replace(Some(new), w)?;
         self.count.fetch_add(1, Relaxed);
+        if key.is_fwmark() {
+            self.fwmark_services.fetch_add(1, Relaxed);
+        }
         Ok(())
     }
 
@@ -499,6 +647,9 @@ impl Services {
         let new = copy_without(list, Some(i))?;
         bucket.replace((!new.is_empty()).then_some(new), w)?;
         self.count.fetch_sub(1, Relaxed);
+        if key.is_fwmark() {
+            self.fwmark_services.fetch_sub(1, Relaxed);
+        }
         Ok(())
     }
 
@@ -510,6 +661,7 @@ impl Services {
             }
         }
         self.count.store(0, Relaxed);
+        self.fwmark_services.store(0, Relaxed);
         Ok(())
     }
 
@@ -521,9 +673,9 @@ impl Services {
         p: &DestParams,
     ) -> Result<(), ModelError> {
         let svc = self.get(w, key)?.clone();
-        config::port_mapping_allowed(p.fwd, key.port, p.port).map_err(ModelError::Config)?;
+        check_port(key, p)?;
         let dests = svc.dests.get_writer(w);
-        if dests.iter().any(|d| d.same(&p.addr, p.port)) {
+        if dests.iter().any(|d| d.same(p.af, &p.addr, p.port)) {
             return Err(cfg(EEXIST, c"real server already exists"));
         }
         // Newest first, as IPVS lists them: ties in sed/nq/lc and the
@@ -546,11 +698,11 @@ impl Services {
         p: &DestParams,
     ) -> Result<(), ModelError> {
         let svc = self.get(w, key)?.clone();
-        config::port_mapping_allowed(p.fwd, key.port, p.port).map_err(ModelError::Config)?;
+        check_port(key, p)?;
         let dests = svc.dests.get_writer(w);
         let d = dests
             .iter()
-            .find(|d| d.same(&p.addr, p.port))
+            .find(|d| d.same(p.af, &p.addr, p.port))
             .ok_or(cfg(ENOENT, c"no such real server"))?;
         d.apply(p);
         svc.resync_sched(dests, None)
@@ -567,7 +719,7 @@ impl Services {
         let dests = svc.dests.get_writer(w);
         let i = dests
             .iter()
-            .position(|d| d.same(&p.addr, p.port))
+            .position(|d| d.same(p.af, &p.addr, p.port))
             .ok_or(cfg(ENOENT, c"no such real server"))?;
         if let Some(d) = dests.get(i) {
             d.removed.store(true, Relaxed);

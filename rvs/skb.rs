@@ -10,8 +10,10 @@
 //! a malformed or truncated packet can at worst fail the call. Writing
 //! first makes the bytes private to us (`skb_ensure_writable`).
 
+use crate::datapath::addr4;
 use crate::ffi;
 use crate::netns::Net;
+use crate::rvs_core::config::AddrFamily;
 use core::marker::PhantomData;
 use kernel::prelude::*;
 use kernel::types::Opaque;
@@ -37,11 +39,6 @@ impl<'a> Skb<'a> {
             ptr,
             _p: PhantomData,
         }
-    }
-
-    /// The raw pointer, for the transmit helpers in this crate.
-    pub(crate) fn as_ptr(&self) -> *mut ffi::sk_buff {
-        self.ptr
     }
 
     /// Total length of the packet from the network header.
@@ -84,6 +81,14 @@ impl<'a> Skb<'a> {
         unsafe { ffi::rvs_skb_is_xmit(self.ptr) }
     }
 
+    /// The packet's firewall mark (`skb->mark`, set e.g. by nftables'
+    /// `meta mark set`), for firewall-mark services.
+    pub(crate) fn fwmark(&self) -> u32 {
+        // SAFETY: `self.ptr` is a valid skb while `self` lives (type
+        // invariant); the helper only reads its `mark` field.
+        unsafe { ffi::rvs_skb_fwmark(self.ptr) }
+    }
+
     /// Whether the transport checksum is left to the device
     /// (CHECKSUM_PARTIAL): its field then holds the pseudo-header sum.
     pub(crate) fn csum_partial(&self) -> bool {
@@ -119,6 +124,18 @@ impl<'a> Skb<'a> {
         };
     }
 
+    /// As [`Skb::csum_replace4`] for a 16-byte IPv6 address, always part of
+    /// the pseudo-header (`inet_proto_csum_replace16`).
+    pub(crate) fn csum_replace16(&mut self, at: usize, from: &[u8; 16], to: &[u8; 16]) {
+        let Some(check) = self.header_mut(at + 2) else {
+            return;
+        };
+        let check = check.as_mut_ptr().wrapping_add(at).cast::<u16>();
+        // SAFETY: as in `csum_replace4`; `from` and `to` are 16 readable
+        // bytes each, copied by the helper before use.
+        unsafe { ffi::rvs_inet_proto_csum_replace16(check, self.ptr, from.as_ptr(), to.as_ptr()) };
+    }
+
     /// As [`Skb::csum_replace4`] for a 2-byte field (a port).
     pub(crate) fn csum_replace2(&mut self, at: usize, from: [u8; 2], to: [u8; 2]) {
         let Some(check) = self.header_mut(at + 2) else {
@@ -138,13 +155,12 @@ impl<'a> Skb<'a> {
     }
 }
 
-/// Routes `skb` to IPv4 `daddr` in `net`, replacing its route. Returns the
-/// route's MTU, source address and whether the destination is local.
+/// What [`route_to`] found: the new route's MTU and source address.
 pub(crate) struct RouteInfo {
     /// Path MTU of the new route.
     pub(crate) mtu: u32,
-    /// Preferred source address for the route.
-    pub(crate) saddr: [u8; 4],
+    /// Preferred source address for the route (16-byte form).
+    pub(crate) saddr: [u8; 16],
 }
 
 /// A real server's cached output route, per CPU (the kernel's
@@ -207,6 +223,44 @@ pub(crate) fn route_to(
     net: &Net,
     skb: &mut Skb<'_>,
     cache: &RouteCache,
+    af: AddrFamily,
+    daddr: &[u8; 16],
+    known_nh: bool,
+) -> Result<RouteInfo> {
+    match af {
+        AddrFamily::Inet => route_to4(net, skb, cache, addr4(daddr), known_nh),
+        // IPv6 routes are looked up per packet (no cache yet).
+        AddrFamily::Inet6 => route_to6(net, skb, daddr, known_nh),
+    }
+}
+
+fn route_to6(net: &Net, skb: &mut Skb<'_>, daddr: &[u8; 16], known_nh: bool) -> Result<RouteInfo> {
+    let mut saddr = [0u8; 16];
+    // SAFETY: `net` is alive; `daddr` and `saddr` are 16-byte buffers, read
+    // and written by the helper.
+    let dst = unsafe {
+        ffi::rvs_route6_output(net.as_ptr(), daddr.as_ptr(), known_nh, saddr.as_mut_ptr())
+    };
+    if dst.is_null() {
+        return Err(crate::genl::errno(ffi::EHOSTUNREACH));
+    }
+    // SAFETY: `dst` is a referenced route we own.
+    if unsafe { ffi::rvs_dst6_is_local(dst) } {
+        // SAFETY: we own this reference and drop it here.
+        unsafe { ffi::rvs_dst_release(dst) };
+        return Err(EINVAL);
+    }
+    // SAFETY: `dst` is valid; MTU read only.
+    let mtu = unsafe { ffi::rvs_dst_mtu(dst) };
+    // SAFETY: valid skb; the skb takes over our route reference.
+    unsafe { ffi::rvs_skb_set_dst(skb.ptr, dst) };
+    Ok(RouteInfo { mtu, saddr })
+}
+
+fn route_to4(
+    net: &Net,
+    skb: &mut Skb<'_>,
+    cache: &RouteCache,
     daddr: [u8; 4],
     known_nh: bool,
 ) -> Result<RouteInfo> {
@@ -243,19 +297,23 @@ pub(crate) fn route_to(
     let mtu = unsafe { ffi::rvs_rt_mtu(rt) };
     // SAFETY: valid skb; the skb takes over our route reference.
     unsafe { ffi::rvs_skb_set_route(skb.ptr, rt) };
+    let mut saddr16 = [0u8; 16];
+    saddr16[..4].copy_from_slice(&saddr.to_ne_bytes());
     Ok(RouteInfo {
         mtu,
-        saddr: saddr.to_ne_bytes(),
+        saddr: saddr16,
     })
 }
 
 /// Sends a routed packet out through netfilter's LOCAL_OUT (so later hooks
 /// and policy see it), marked as rvs's so rvs's own hooks pass it, and
 /// untracked by conntrack like IPVS's. Consumes the packet.
+/// `af` is the family of its (outer) network header: it enters that
+/// family's LOCAL_OUT.
 ///
 /// `from_wire`: the packet was received (not sent by a local socket), so a
 /// socket that early demux attached to it must be let go first.
-pub(crate) fn local_out(net: &Net, skb: Skb<'_>, from_wire: bool) {
+pub(crate) fn local_out(net: &Net, skb: Skb<'_>, af: AddrFamily, from_wire: bool) {
     // SAFETY: valid skb with a route attached by `route_to`; ownership
     // passes to the output path (the caller returns NF_STOLEN).
     unsafe {
@@ -264,7 +322,10 @@ pub(crate) fn local_out(net: &Net, skb: Skb<'_>, from_wire: bool) {
         if from_wire {
             ffi::rvs_skb_orphan(skb.ptr);
         }
-        ffi::rvs_nf_local_out(net.as_ptr(), skb.ptr);
+        match af {
+            AddrFamily::Inet => ffi::rvs_nf_local_out(net.as_ptr(), skb.ptr),
+            AddrFamily::Inet6 => ffi::rvs_nf_local_out6(net.as_ptr(), skb.ptr),
+        };
     }
 }
 
@@ -272,6 +333,17 @@ pub(crate) fn local_out(net: &Net, skb: Skb<'_>, from_wire: bool) {
 pub(crate) fn icmp_frag_needed(skb: &mut Skb<'_>, mtu: u32) {
     // SAFETY: valid skb with its input route still attached.
     unsafe { ffi::rvs_icmp_send_frag_needed(skb.ptr, mtu) };
+}
+
+/// Tells the packet's source that it does not fit a path of `mtu`: ICMP
+/// "fragmentation needed" for IPv4, ICMPv6 "packet too big" for IPv6.
+pub(crate) fn icmp_too_big(net: &Net, skb: &mut Skb<'_>, af: AddrFamily, mtu: u32) {
+    match af {
+        AddrFamily::Inet => icmp_frag_needed(skb, mtu),
+        // SAFETY: valid skb; `net` is alive (the helper uses its loopback
+        // device for locally generated packets without one).
+        AddrFamily::Inet6 => unsafe { ffi::rvs_icmp6_send_too_big(net.as_ptr(), skb.ptr, mtu) },
+    }
 }
 
 /// Makes room for `headroom` more bytes in front of the packet.
@@ -285,11 +357,11 @@ pub(crate) fn cow_head(skb: &mut Skb<'_>, headroom: u32) -> Result {
 
 /// Readies the packet for tunnel headers in front of it: GSO packets are
 /// marked for segmentation as `gso_type` (SKB_GSO_* bits), and the inner
-/// headers are recorded.
-pub(crate) fn tunnel_prepare(skb: &mut Skb<'_>, gso_type: u32) -> Result {
+/// headers and protocol (IPPROTO_IPIP or IPPROTO_IPV6) are recorded.
+pub(crate) fn tunnel_prepare(skb: &mut Skb<'_>, gso_type: u32, inner_proto: u8) -> Result {
     let gso_type = i32::try_from(gso_type).map_err(|_| EINVAL)?;
     // SAFETY: valid skb.
-    if unsafe { ffi::rvs_tunnel_prepare(skb.ptr, gso_type) } != 0 {
+    if unsafe { ffi::rvs_tunnel_prepare(skb.ptr, gso_type, inner_proto) } != 0 {
         return Err(ENOMEM);
     }
     Ok(())
@@ -320,13 +392,22 @@ pub(crate) fn push_tunnel_header(skb: &mut Skb<'_>, hdr: &[u8]) -> Result {
     Ok(())
 }
 
-/// Prepends the outer IPv4 header `hdr` as the new network header.
-pub(crate) fn push_outer_ip_header(skb: &mut Skb<'_>, hdr: &[u8; 20]) -> Result {
+/// Prepends the outer IP header `hdr` (20 bytes for IPv4, 40 for IPv6,
+/// family `outer`) as the new network header, clears the inner packet's
+/// control block and finishes the outer header (IPv4: ID and checksum).
+pub(crate) fn push_outer_ip_header(
+    net: &Net,
+    skb: &mut Skb<'_>,
+    outer: AddrFamily,
+    hdr: &[u8],
+) -> Result {
     push(skb, hdr)?;
-    // SAFETY: valid skb whose data now starts at the outer IP header.
+    // SAFETY: valid skb whose data now starts at the outer IP header; its
+    // control block belongs to us until the output path reads it.
     unsafe {
         ffi::rvs_skb_reset_network_header(skb.ptr);
-        ffi::rvs_ipcb_clear(skb.ptr);
+        ffi::rvs_skb_cb_clear(skb.ptr);
+        ffi::rvs_tunnel_finish(net.as_ptr(), skb.ptr, outer == AddrFamily::Inet6);
     }
     Ok(())
 }

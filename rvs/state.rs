@@ -7,7 +7,7 @@
 //! (like IPVS, a namespace without services pays nothing on its packet
 //! path) and live until the namespace goes away or the module unloads.
 
-use crate::conn::ConnTable;
+use crate::conn::{ConnTable, Limits};
 use crate::ffi;
 use crate::hooks::Hooks;
 use crate::netns::{Net, PernetState};
@@ -23,8 +23,6 @@ use kernel::types::Opaque;
 
 /// log2 of the connection table's bucket count (IPVS's default is 12).
 pub(crate) const CONN_TAB_BITS: u32 = 16;
-/// Most connection entries one namespace may hold.
-pub(crate) const CONN_MAX: u32 = 1 << 21;
 /// How often expired connections are collected, in seconds.
 const GC_PERIOD_SECS: u32 = 1;
 
@@ -104,7 +102,7 @@ impl NetState {
     /// added.
     pub(crate) fn activate(&self, ctl: &mut Ctl, net: &Net) -> Result {
         if self.conns.load(Ordering::Acquire).is_null() {
-            let table = KBox::new(ConnTable::new(CONN_TAB_BITS, CONN_MAX)?, GFP_KERNEL)?;
+            let table = KBox::new(ConnTable::new(CONN_TAB_BITS)?, GFP_KERNEL)?;
             self.conns.store(KBox::into_raw(table), Ordering::Release);
             self.schedule_gc();
         }
@@ -121,6 +119,15 @@ impl NetState {
         self.conns().map_or(1 << CONN_TAB_BITS, |c| c.size())
     }
 
+    /// The flood settings (`conn_max`, `drop_entry`, `secure_tcp`) now.
+    pub(crate) fn limits(&self) -> Limits {
+        Limits {
+            max: self.setting(Setting::ConnMax),
+            drop_entry: self.setting(Setting::DropEntry),
+            secure_tcp: self.setting(Setting::SecureTcp),
+        }
+    }
+
     fn schedule_gc(&self) {
         if self.stopping.load(Ordering::Relaxed) {
             return;
@@ -133,7 +140,8 @@ impl NetState {
 
     fn collect(&self) {
         if let Some(conns) = self.conns() {
-            let n = conns.collect();
+            let nodest = self.setting(Setting::ExpireNodestConn) != 0;
+            let n = conns.collect(self.limits(), nodest);
             self.collected.fetch_add(n, Ordering::Relaxed);
         }
         let now = crate::conn::jiffies();

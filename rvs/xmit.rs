@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Transmit: NAT, direct routing and tunnels (IP-in-IP, GUE, GRE) to the
-//! chosen real server.
+//! Transmit: NAT, direct routing and tunnels (IP-in-IP and IPv6 variants,
+//! GUE, GRE) to the chosen real server.
 //!
 //! C counterpart: net/netfilter/ipvs/ip_vs_xmit.c.
 //!
@@ -16,7 +16,7 @@ use crate::ffi;
 use crate::genl::errno;
 use crate::hooks::Verdict;
 use crate::netns::Net;
-use crate::rvs_core::config::FwdMethod;
+use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::packet::{self, IPPROTO_UDP, IP_DF, TCP_CHECK_OFFSET, UDP_CHECK_OFFSET};
 use crate::rvs_core::tunnel::{self, Tunnel};
 use crate::skb::{self, Skb};
@@ -31,11 +31,17 @@ pub(crate) enum Side {
     Destination,
 }
 
-/// Outer header size of IP-in-IP.
+/// Outer header sizes of IP-in-IP and IP-in-IPv6.
 const IPIP_HLEN: u32 = 20;
-/// Headroom asked for in front of a tunnelled packet: outer header plus
-/// room for the link layer.
-const IPIP_HEADROOM: u32 = IPIP_HLEN + 64;
+const IP6IP_HLEN: u32 = 40;
+/// Room for the link layer in front of a tunnelled packet's outer header.
+const LL_HEADROOM: u32 = 64;
+/// IPv6's minimum link MTU: an IPv6 packet is never sent on a path that
+/// claims less (IPVS drops it too).
+const IPV6_MIN_MTU: u32 = 1280;
+/// IP protocol numbers of an encapsulated IPv4 / IPv6 packet.
+const IPPROTO_IPIP: u8 = 4;
+const IPPROTO_IPV6: u8 = 41;
 
 /// Sends a request of connection `conn` to its real server. `from_wire`:
 /// the packet arrived from another host (LOCAL_IN), so any socket that
@@ -47,105 +53,156 @@ pub(crate) fn transmit(
     conn: &Conn,
     from_wire: bool,
 ) -> Verdict {
-    let daddr = addr4(&conn.tuple.daddr);
-    let df = pkt.ip.frag_off_field & IP_DF != 0;
-    match conn.fwd {
+    let af = pkt.ip.af;
+    let daddr = &conn.tuple.daddr;
+    // The family the packet leaves in: the real server's when tunnelled
+    // (it may differ from the service's), the packet's own otherwise.
+    let mut out_af = af;
+    let rt = match conn.fwd {
         FwdMethod::Masq => {
             if nat_rewrite(&mut skb, pkt, Side::Destination, daddr, conn.tuple.dport).is_err() {
                 return Verdict::Drop;
             }
-            let Ok(rt) = skb::route_to(net, &mut skb, &conn.dest.route, daddr, false) else {
-                return Verdict::Drop;
-            };
-            if too_big(&skb, rt.mtu, df) {
-                skb::icmp_frag_needed(&mut skb, rt.mtu);
-                return Verdict::Drop;
-            }
+            skb::route_to(net, &mut skb, &conn.dest.route, af, daddr, false)
         }
-        FwdMethod::Route => {
-            let Ok(rt) = skb::route_to(net, &mut skb, &conn.dest.route, daddr, true) else {
-                return Verdict::Drop;
-            };
-            if too_big(&skb, rt.mtu, df) {
-                skb::icmp_frag_needed(&mut skb, rt.mtu);
-                return Verdict::Drop;
-            }
-        }
+        FwdMethod::Route => skb::route_to(net, &mut skb, &conn.dest.route, af, daddr, true),
         FwdMethod::Tunnel => {
-            let Ok(rt) = skb::route_to(net, &mut skb, &conn.dest.route, daddr, false) else {
-                return Verdict::Drop;
-            };
-            let tunnel = conn.dest.tunnel();
-            let overhead = IPIP_HLEN + tunnel.header_len() as u32;
-            let inner_mtu = rt.mtu.saturating_sub(overhead);
-            if too_big(&skb, inner_mtu, df) {
-                skb::icmp_frag_needed(&mut skb, inner_mtu);
-                return Verdict::Drop;
-            }
-            if encapsulate(net, &mut skb, pkt, tunnel, rt.saddr, daddr).is_err() {
-                return Verdict::Drop;
-            }
+            out_af = conn.dest.af;
+            skb::route_to(net, &mut skb, &conn.dest.route, out_af, daddr, false)
+        }
+    };
+    let Ok(rt) = rt else {
+        return Verdict::Drop;
+    };
+    let tunnel = conn.dest.tunnel();
+    let overhead = match (conn.fwd, out_af) {
+        (FwdMethod::Tunnel, AddrFamily::Inet) => IPIP_HLEN + tunnel.header_len() as u32,
+        (FwdMethod::Tunnel, AddrFamily::Inet6) => IP6IP_HLEN + tunnel.header_len() as u32,
+        _ => 0,
+    };
+    let mtu = rt.mtu.saturating_sub(overhead);
+    if af == AddrFamily::Inet6 && mtu < IPV6_MIN_MTU {
+        return Verdict::Drop;
+    }
+    if too_big(&skb, mtu, pkt.ip.df) {
+        skb::icmp_too_big(net, &mut skb, af, mtu);
+        return Verdict::Drop;
+    }
+    if conn.fwd == FwdMethod::Tunnel
+        && encapsulate(net, &mut skb, pkt, tunnel, out_af, &rt.saddr, daddr).is_err()
+    {
+        return Verdict::Drop;
+    }
+    skb::local_out(net, skb, out_af, from_wire);
+    Verdict::Stolen
+}
+
+/// Sends an ICMP error about connection `conn` (already translated for
+/// NAT by the caller) to its real server: routed to it for NAT, to it as
+/// next hop for DR, inside IP-in-IP for TUN. `ip` is the error's IPv4
+/// header. The error arrived from another host (LOCAL_IN).
+pub(crate) fn forward_icmp(
+    net: &Net,
+    mut skb: Skb<'_>,
+    ip: &packet::Ipv4Info,
+    conn: &Conn,
+) -> Verdict {
+    let daddr = &conn.tuple.daddr;
+    let known_nh = conn.fwd == FwdMethod::Route;
+    // Tunnelled real servers may be of the other family (mixed tunnels).
+    let out_af = match conn.fwd {
+        FwdMethod::Tunnel => conn.dest.af,
+        _ => AddrFamily::Inet,
+    };
+    let Ok(rt) = skb::route_to(net, &mut skb, &conn.dest.route, out_af, daddr, known_nh) else {
+        return Verdict::Drop;
+    };
+    if conn.fwd == FwdMethod::Tunnel {
+        let pkt = Packet {
+            ip: packet::IpInfo::from_v4(ip),
+            sport: 0,
+            dport: 0,
+            tcp: None,
+        };
+        let tunnel = conn.dest.tunnel();
+        if encapsulate(net, &mut skb, &pkt, tunnel, out_af, &rt.saddr, daddr).is_err() {
+            return Verdict::Drop;
         }
     }
-    skb::local_out(net, skb, from_wire);
+    skb::local_out(net, skb, out_af, true);
     Verdict::Stolen
 }
 
 /// Whether a packet of this size may not leave on a path of `mtu`: it is
-/// larger, may not be fragmented, and the stack will not segment it.
+/// larger, may not be fragmented (IPv4 DF; always for IPv6), and the stack
+/// will not segment it.
 fn too_big(skb: &Skb<'_>, mtu: u32, df: bool) -> bool {
     df && !skb.is_gso() && skb.len() > mtu as usize
 }
 
-/// Rewrites one end's address and port, keeping the IP header checksum and
-/// the TCP/UDP checksum right for every checksum offload mode.
+/// Rewrites one end's address and port, keeping the IPv4 header checksum
+/// and the TCP/UDP checksum right for every checksum offload mode. Works on
+/// either family (`pkt.ip.af`); `addr` is in the 16-byte form.
 pub(crate) fn nat_rewrite(
     skb: &mut Skb<'_>,
     pkt: &Packet,
     side: Side,
-    addr: [u8; 4],
+    addr: &[u8; 16],
     port: u16,
 ) -> Result {
-    let ihl = pkt.ip.ihl_len;
+    let af = pkt.ip.af;
+    let l4 = pkt.ip.l4_offset;
     let is_udp = pkt.ip.proto == IPPROTO_UDP;
-    let check_at = ihl
+    let check_at = l4
         + if is_udp {
             UDP_CHECK_OFFSET
         } else {
             TCP_CHECK_OFFSET
         };
+    let (src_at, dst_at, alen) = packet::addr_offsets(af);
     let (addr_at, port_at) = match side {
-        Side::Source => (12, ihl),
-        Side::Destination => (16, ihl + 2),
+        Side::Source => (src_at, l4),
+        Side::Destination => (dst_at, l4 + 2),
     };
+    let new_addr = addr.get(..alen).ok_or(EINVAL)?;
     let h = skb.header_mut(check_at + 2).ok_or(ENOMEM)?;
-    let old_addr: [u8; 4] = h
-        .get(addr_at..addr_at + 4)
-        .and_then(|s| s.try_into().ok())
-        .ok_or(EINVAL)?;
+    let mut old_addr = [0u8; 16];
+    old_addr
+        .get_mut(..alen)
+        .ok_or(EINVAL)?
+        .copy_from_slice(h.get(addr_at..addr_at + alen).ok_or(EINVAL)?);
     let old_port: [u8; 2] = h
         .get(port_at..port_at + 2)
         .and_then(|s| s.try_into().ok())
         .ok_or(EINVAL)?;
     let new_port = port.to_be_bytes();
     let udp_no_csum = is_udp && h.get(check_at..check_at + 2) == Some(&[0, 0][..]);
-    h.get_mut(addr_at..addr_at + 4)
+    h.get_mut(addr_at..addr_at + alen)
         .ok_or(EINVAL)?
-        .copy_from_slice(&addr);
+        .copy_from_slice(new_addr);
     h.get_mut(port_at..port_at + 2)
         .ok_or(EINVAL)?
         .copy_from_slice(&new_port);
-    let iph = h.get_mut(..ihl).ok_or(EINVAL)?;
-    iph[10] = 0;
-    iph[11] = 0;
-    let sum = packet::ip_header_checksum(iph);
-    iph[10..12].copy_from_slice(&sum.to_be_bytes());
+    if af == AddrFamily::Inet {
+        let iph = h.get_mut(..l4).ok_or(EINVAL)?;
+        iph[10] = 0;
+        iph[11] = 0;
+        let sum = packet::ip_header_checksum(iph);
+        iph[10..12].copy_from_slice(&sum.to_be_bytes());
+    }
     if !udp_no_csum {
-        skb.csum_replace4(check_at, old_addr, addr, true);
+        match af {
+            AddrFamily::Inet => {
+                let (o, n) = (addr4(&old_addr), addr4(addr));
+                skb.csum_replace4(check_at, o, n, true);
+            }
+            AddrFamily::Inet6 => skb.csum_replace16(check_at, &old_addr, addr),
+        }
         skb.csum_replace2(check_at, old_port, new_port);
         if is_udp {
             let partial = skb.csum_partial();
-            // A computed UDP checksum of 0 is sent as all ones (RFC 768).
+            // A computed UDP checksum of 0 is sent as all ones (RFC 768,
+            // RFC 8200).
             if let Some(c) = skb
                 .header_mut(check_at + 2)
                 .and_then(|h| h.get_mut(check_at..check_at + 2))
@@ -159,69 +216,112 @@ pub(crate) fn nat_rewrite(
     Ok(())
 }
 
-/// Wraps the packet for `tunnel` (GUE or GRE header, if any, then an
-/// outer IPv4 header from `saddr` to `daddr`).
+/// Wraps the packet for `tunnel` (GUE or GRE header, if any) in an outer
+/// header of family `outer` from `saddr` to `daddr`. Plain IP-in-IP is
+/// protocol 4 for an IPv4 packet and 41 for an IPv6 one, under either
+/// outer family (ipip, 6in4, 4in6, ip6ip6), as IPVS's tunnel transmitters
+/// do; GUE and GRE are IPv4 only (refused for IPv6 by the configuration).
 fn encapsulate(
     net: &Net,
     skb: &mut Skb<'_>,
     pkt: &Packet,
     tunnel: Tunnel,
-    saddr: [u8; 4],
-    daddr: [u8; 4],
+    outer: AddrFamily,
+    saddr: &[u8; 16],
+    daddr: &[u8; 16],
 ) -> Result {
     let inner_len = skb.len();
     let tun_len = tunnel.header_len();
-    let total = inner_len
-        .checked_add(tun_len + IPIP_HLEN as usize)
+    let inner_v6 = pkt.ip.af == AddrFamily::Inet6;
+    let inner_proto = if inner_v6 { IPPROTO_IPV6 } else { IPPROTO_IPIP };
+    let outer_proto = match tunnel {
+        Tunnel::Ipip => inner_proto,
+        _ => tunnel.outer_protocol(),
+    };
+    let outer_hlen = match outer {
+        AddrFamily::Inet => IPIP_HLEN,
+        AddrFamily::Inet6 => IP6IP_HLEN,
+    };
+    // IPv4: total length with the outer header; IPv6: payload length.
+    let len_field = inner_len
+        .checked_add(tun_len)
+        .and_then(|l| match outer {
+            AddrFamily::Inet => l.checked_add(IPIP_HLEN as usize),
+            AddrFamily::Inet6 => Some(l),
+        })
         .and_then(|t| u16::try_from(t).ok())
         .ok_or_else(|| errno(ffi::EMSGSIZE))?;
-    skb::cow_head(skb, IPIP_HEADROOM + tun_len as u32)?;
-    let tos = skb.header(2).and_then(|h| h.get(1).copied()).unwrap_or(0);
+    skb::cow_head(skb, outer_hlen + LL_HEADROOM + tun_len as u32)?;
+    // The inner packet's TOS / traffic class is carried to the outer header.
+    let tos = {
+        let h = skb.header(2).ok_or(EINVAL)?;
+        if inner_v6 {
+            (h[0] << 4) | (h[1] >> 4)
+        } else {
+            h[1]
+        }
+    };
     // The flow hash is taken from the inner packet, before any push.
     let sport = match tunnel {
         Tunnel::Gue { .. } => skb::udp_flow_src_port(net, skb),
         _ => 0,
     };
-    skb::tunnel_prepare(skb, gso_type(tunnel))?;
+    skb::tunnel_prepare(skb, gso_type(tunnel, outer), inner_proto)?;
     match tunnel {
         Tunnel::Ipip => {}
         Tunnel::Gue { csum, .. } => {
             let mut hdr = [0u8; tunnel::GUE_HLEN];
             tunnel
-                .gue_header(inner_len, false, sport, &mut hdr)
+                .gue_header(inner_len, inner_v6, sport, &mut hdr)
                 .ok_or_else(|| errno(ffi::EMSGSIZE))?;
             skb::push_tunnel_header(skb, &hdr)?;
-            skb::udp_tunnel_csum(skb, csum, saddr, daddr);
+            skb::udp_tunnel_csum(skb, csum, addr4(saddr), addr4(daddr));
         }
         Tunnel::Gre { csum } => skb::push_gre_header(skb, csum, tun_len)?,
     }
-    let mut hdr = [0u8; 20];
-    hdr[0] = 0x45;
-    hdr[1] = tos;
-    hdr[2..4].copy_from_slice(&total.to_be_bytes());
-    // Outer DF follows the inner packet's, so PMTU discovery still works.
-    let frag = pkt.ip.frag_off_field & IP_DF;
-    hdr[6..8].copy_from_slice(&frag.to_be_bytes());
-    hdr[8] = 64;
-    hdr[9] = tunnel.outer_protocol();
-    hdr[12..16].copy_from_slice(&saddr);
-    hdr[16..20].copy_from_slice(&daddr);
-    skb::push_outer_ip_header(skb, &hdr)?;
-    // SAFETY: valid skb with the outer header just pushed as its network
-    // header; picks the IP ID and computes the header checksum.
-    unsafe { ffi::rvs_ipip_finish(net.as_ptr(), skb.as_ptr()) };
-    Ok(())
+    match outer {
+        AddrFamily::Inet => {
+            let mut hdr = [0u8; 20];
+            hdr[0] = 0x45;
+            hdr[1] = tos;
+            hdr[2..4].copy_from_slice(&len_field.to_be_bytes());
+            // Outer DF follows the inner packet's (always set for IPv6
+            // inside), so PMTU discovery still works.
+            let frag = if pkt.ip.df { IP_DF } else { 0 };
+            hdr[6..8].copy_from_slice(&frag.to_be_bytes());
+            hdr[8] = 64;
+            hdr[9] = outer_proto;
+            hdr[12..16].copy_from_slice(&saddr[..4]);
+            hdr[16..20].copy_from_slice(&daddr[..4]);
+            skb::push_outer_ip_header(net, skb, outer, &hdr)
+        }
+        AddrFamily::Inet6 => {
+            let mut hdr = [0u8; 40];
+            hdr[0] = 0x60 | (tos >> 4);
+            hdr[1] = tos << 4;
+            hdr[4..6].copy_from_slice(&len_field.to_be_bytes());
+            hdr[6] = outer_proto;
+            hdr[7] = 64;
+            hdr[8..24].copy_from_slice(saddr);
+            hdr[24..40].copy_from_slice(daddr);
+            skb::push_outer_ip_header(net, skb, outer, &hdr)
+        }
+    }
 }
 
-/// How the stack must segment a GSO packet in `tunnel` (as IPVS's
-/// `ip_vs_tunnel_xmit` asks).
-fn gso_type(tunnel: Tunnel) -> u32 {
-    let outer = match tunnel {
+/// How the stack must segment a GSO packet in `tunnel` under an outer
+/// header of family `outer` (as IPVS's `ip_vs_tunnel_xmit*` ask).
+fn gso_type(tunnel: Tunnel, outer: AddrFamily) -> u32 {
+    let tun = match tunnel {
         Tunnel::Ipip => 0,
         Tunnel::Gue { csum: false, .. } => ffi::SKB_GSO_UDP_TUNNEL,
         Tunnel::Gue { csum: true, .. } => ffi::SKB_GSO_UDP_TUNNEL_CSUM,
         Tunnel::Gre { csum: false } => ffi::SKB_GSO_GRE,
         Tunnel::Gre { csum: true } => ffi::SKB_GSO_GRE_CSUM,
     };
-    ffi::SKB_GSO_IPXIP4 | outer
+    let ip = match outer {
+        AddrFamily::Inet => ffi::SKB_GSO_IPXIP4,
+        AddrFamily::Inet6 => ffi::SKB_GSO_IPXIP6,
+    };
+    ip | tun
 }

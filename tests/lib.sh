@@ -193,18 +193,25 @@ wait_listen() {
 # connection / UDP datagram with "NAME\n". One python process, no fork per
 # connection (socat's fork + SYSTEM costs ~0.5 s a connection under TCG).
 # serve_name_bg does not wait for the socket (start several, then
-# wait_listen each: python starts slowly under TCG).
+# wait_listen each: python starts slowly under TCG). The TCP listen backlog
+# is $SERVE_BACKLOG (default 128); it also bounds the server's queue of
+# half-open connections, and the test kernel has no SYN cookies
+# (CONFIG_SYN_COOKIES is off), so a spoofed SYN flood larger than the
+# backlog makes the real server drop every new SYN until its half-open
+# requests time out: flood tests raise it (and net.core.somaxconn).
 serve_name() { serve_name_bg "$@"; wait_listen "$1" "$2" "$3"; }
 serve_name_bg() {
   local ns=$1 proto=$2 port=$3 name=$4
   ip netns exec "$ns" python3 -c '
 import socket, sys
 proto, port, name = sys.argv[1], int(sys.argv[2]), (sys.argv[3] + "\n").encode()
+# One dual-stack socket serves IPv4 and IPv6 clients.
 if proto == "tcp":
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("0.0.0.0", port))
-    s.listen(128)
+    s.bind(("::", port))
+    s.listen(int(sys.argv[4]))
     while True:
         c, _ = s.accept()
         try:
@@ -213,19 +220,23 @@ if proto == "tcp":
             pass
         c.close()
 else:
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("0.0.0.0", port))
+    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    s.bind(("::", port))
     while True:
         _, peer = s.recvfrom(2048)
         s.sendto(name, peer)
-' "$proto" "$port" "$name" </dev/null >/dev/null 2>&1 &
+' "$proto" "$port" "$name" "${SERVE_BACKLOG:-128}" </dev/null >/dev/null 2>&1 &
   bg_track $!
 }
 
-# serve_sink NS PORT OUTFILE: accepts one TCP connection in NS and writes
+# serve_sink NS PORT OUTFILE [6]: accepts one TCP connection (over IPv6
+# with 6) in NS and writes
 # what it receives to OUTFILE; its pid is in SINK_PID (see sink_wait).
 serve_sink() {
-  ip netns exec "$1" timeout 30 socat -u "TCP4-LISTEN:$2,reuseaddr" "OPEN:$3,creat,trunc" </dev/null 2>/dev/null &
+  local listen="TCP4-LISTEN:$2,reuseaddr"
+  [ "${4:-}" = 6 ] && listen="TCP6-LISTEN:$2,reuseaddr"
+  ip netns exec "$1" timeout 30 socat -u "$listen" "OPEN:$3,creat,trunc" </dev/null 2>/dev/null &
   SINK_PID=$!
   bg_track $SINK_PID
   wait_listen "$1" tcp "$2"
@@ -241,9 +252,12 @@ sink_wait() {
   fail "the real server's sink did not see the connection end"
 }
 
-# send_file NS FILE ADDR PORT: sends FILE over TCP from NS (10 s limit).
+# send_file NS FILE ADDR PORT: sends FILE over TCP from NS (10 s limit);
+# ADDR IPv4 or IPv6 (without brackets).
 send_file() {
-  timeout 10 ip netns exec "$1" socat -u "OPEN:$2" "TCP4:$3:$4,connect-timeout=5" 2>&1
+  local to="TCP4:$3:$4"
+  case $3 in *:*) to="TCP6:[$3]:$4" ;; esac
+  timeout 10 ip netns exec "$1" socat -u "OPEN:$2" "$to,connect-timeout=5" 2>&1
 }
 
 # check_transfer CLIENT_NS SERVER_NS VIP VPORT RPORT BYTES LABEL: sends
@@ -254,7 +268,7 @@ check_transfer() {
   [ -n "${TEST_TMP:-}" ] || mk_test_tmp
   head -c "$bytes" /dev/urandom >"$TEST_TMP/in" || fail "cannot write $TEST_TMP/in"
   rm -f "$TEST_TMP/out"
-  serve_sink "$rs" "$rport" "$TEST_TMP/out"
+  case $vip in *:*) serve_sink "$rs" "$rport" "$TEST_TMP/out" 6 ;; *) serve_sink "$rs" "$rport" "$TEST_TMP/out" ;; esac
   out=$(send_file "$cl" "$TEST_TMP/in" "$vip" "$vport") ||
     fail "$label: client could not send $bytes bytes to $vip:$vport: $out"
   sink_wait
@@ -264,7 +278,8 @@ check_transfer() {
   log "$label: $bytes bytes to $vip:$vport arrived intact on port $rport"
 }
 
-# lb_names NS tcp|udp ADDR PORT N [SRC_PORT_BASE [STEP]]: makes N sequential
+# lb_names NS tcp|udp ADDR PORT N [SRC_PORT_BASE [STEP]] (ADDR IPv4 or IPv6,
+# without brackets): makes N sequential
 # connections (TCP) or request datagrams (UDP, the i-th from source port
 # SRC_PORT_BASE+i*STEP, default 20000+i, so each is a new flow; STEP 0
 # sends all from one port, one flow) and prints
@@ -289,10 +304,11 @@ for i in range(n):
                 if not d: break
                 data += d
         else:
-            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            v6 = ":" in addr
+            s = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET, socket.SOCK_DGRAM)
             s.settimeout(3)
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            s.bind(("0.0.0.0", sbase + i * step))
+            s.bind(("::" if v6 else "0.0.0.0", sbase + i * step))
             s.connect((addr, port))
             s.send(b"who\n")
             data = s.recv(256)

@@ -86,17 +86,86 @@ impl AddrFamily {
     }
 }
 
-/// Checks a service's address family. IPv6 is refused until the data path
-/// supports it.
+/// Checks a service's or destination's address family (IPv4 or IPv6).
 pub fn validate_af(af: u16) -> Result<AddrFamily, ConfigError> {
     match af {
         AF_INET => Ok(AddrFamily::Inet),
-        AF_INET6 => Err(ConfigError::new(
-            EAFNOSUPPORT,
-            c"IPv6 services are not supported yet",
-        )),
+        AF_INET6 => Ok(AddrFamily::Inet6),
         _ => Err(ConfigError::new(EAFNOSUPPORT, c"unknown address family")),
     }
+}
+
+/// Checks that a real server of family `dest_af` may serve a service of
+/// family `svc_af`. As in IPVS (`ip_vs_genl_set_cmd`), a real server of the
+/// other family is only reachable through a tunnel (IPv4 in IPv6 or IPv6 in
+/// IPv4), and the raw forwarding attribute must be exactly "tunnel";
+/// anything else is EINVAL. Deleting is not checked (the caller skips it).
+pub fn validate_dest_family(
+    svc_af: AddrFamily,
+    dest_af: AddrFamily,
+    fwd_raw: u32,
+) -> Result<(), ConfigError> {
+    if svc_af == dest_af || fwd_raw == FwdMethod::Tunnel.to_uapi() {
+        Ok(())
+    } else {
+        Err(ConfigError::new(
+            EINVAL,
+            c"a real server of another address family needs tunnelling (-i)",
+        ))
+    }
+}
+
+/// Checks an IPv6 real server address as IPVS's `ip_vs_new_dest` does: it
+/// must be unicast and not link-local (so not `::`, multicast, fe80::/10,
+/// or IPv4-mapped). IPv4 addresses are not checked here.
+pub fn validate_dest_addr(af: AddrFamily, addr: &[u8; 16]) -> Result<(), ConfigError> {
+    if af != AddrFamily::Inet6 {
+        return Ok(());
+    }
+    let unspecified = addr.iter().all(|&b| b == 0);
+    let multicast = addr[0] == 0xff;
+    let link_local = addr[0] == 0xfe && addr[1] & 0xc0 == 0x80;
+    let mapped = addr[..10].iter().all(|&b| b == 0) && addr[10] == 0xff && addr[11] == 0xff;
+    if unspecified || multicast || link_local || mapped {
+        Err(ConfigError::new(
+            EINVAL,
+            c"real server address must be a global or unique-local IPv6 unicast address",
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// Checks an IPv6 service's persistence netmask, which is a prefix length
+/// (1..128) as in IPVS's `ip_vs_add_service`.
+pub fn validate_netmask(af: AddrFamily, netmask: u32) -> Result<(), ConfigError> {
+    if af == AddrFamily::Inet6 && !(1..=128).contains(&netmask) {
+        Err(ConfigError::new(
+            EINVAL,
+            c"IPv6 netmask must be a prefix length 1..128",
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// The persistence mask of a service in the 16-byte address form: an IPv4
+/// netmask attribute is the mask itself (bytes as sent), an IPv6 one a
+/// prefix length.
+pub fn persistence_mask(af: AddrFamily, netmask: u32) -> [u8; 16] {
+    let mut m = [0u8; 16];
+    match af {
+        AddrFamily::Inet => m[..4].copy_from_slice(&netmask.to_ne_bytes()),
+        AddrFamily::Inet6 => {
+            let mut bits = netmask.min(128);
+            for b in m.iter_mut() {
+                let take = bits.min(8);
+                *b = (0xff00u16 >> take) as u8;
+                bits = bits.saturating_sub(take);
+            }
+        }
+    }
+    m
 }
 
 /// Checks a service protocol (`-t` TCP = 6, `-u` UDP = 17) and returns it
@@ -282,9 +351,7 @@ mod tests {
     #[test]
     fn af() {
         assert_eq!(validate_af(2), Ok(AddrFamily::Inet));
-        let e = validate_af(10).unwrap_err();
-        assert_eq!(e.errno, EAFNOSUPPORT);
-        assert_eq!(e.msg, c"IPv6 services are not supported yet");
+        assert_eq!(validate_af(10), Ok(AddrFamily::Inet6));
         assert_eq!(validate_af(0).unwrap_err().errno, EAFNOSUPPORT);
         assert_eq!(validate_af(7).unwrap_err().errno, EAFNOSUPPORT);
         assert_eq!(AddrFamily::Inet6.to_u16(), 10);
@@ -365,7 +432,9 @@ mod tests {
         assert_eq!(parse_sched_name(b"wrr\0"), Ok(SchedKind::Wrr));
         assert_eq!(parse_sched_name(b"lc\0\0\0"), Ok(SchedKind::Lc));
         assert_eq!(parse_sched_name(b"wlc\0garbage"), Ok(SchedKind::Wlc));
-        let e = parse_sched_name(b"lblc\0").unwrap_err();
+        assert_eq!(parse_sched_name(b"lblc\0"), Ok(SchedKind::Lblc));
+        assert_eq!(parse_sched_name(b"lblcr"), Ok(SchedKind::Lblcr));
+        let e = parse_sched_name(b"lblcrr\0").unwrap_err();
         assert_eq!((e.errno, e.msg), (ENOENT, c"unknown scheduler"));
         assert_eq!(parse_sched_name(b"").unwrap_err().errno, ENOENT);
         assert_eq!(parse_sched_name(b"\0").unwrap_err().errno, ENOENT);
@@ -399,6 +468,88 @@ mod tests {
         assert_eq!(parse_addr(AddrFamily::Inet, &raw16), Ok(want));
         assert_eq!(parse_addr(AddrFamily::Inet6, &raw16), Ok(raw16));
         assert!(parse_addr(AddrFamily::Inet, &[1, 2, 3]).is_err());
+    }
+
+    #[test]
+    fn mixed_families_only_tunnel() {
+        use AddrFamily::*;
+        for (s, d) in [(Inet, Inet), (Inet6, Inet6)] {
+            for f in [0u32, 2, 3] {
+                assert!(validate_dest_family(s, d, f).is_ok());
+            }
+        }
+        for (s, d) in [(Inet, Inet6), (Inet6, Inet)] {
+            assert!(validate_dest_family(s, d, 2).is_ok());
+            // Only exactly "tunnel", like IPVS's switch on conn_flags.
+            for f in [0u32, 3, 2 | 0x100] {
+                let e = validate_dest_family(s, d, f).unwrap_err();
+                assert_eq!(e.errno, EINVAL);
+                assert_eq!(
+                    e.msg,
+                    c"a real server of another address family needs tunnelling (-i)"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn dest_addr6() {
+        let a = |s: [u16; 8]| {
+            let mut x = [0u8; 16];
+            for (i, w) in s.iter().enumerate() {
+                x[2 * i..2 * i + 2].copy_from_slice(&w.to_be_bytes());
+            }
+            x
+        };
+        let ok = [
+            a([0x2001, 0xdb8, 0, 0, 0, 0, 0, 1]),
+            a([0xfd00, 0, 0, 0, 0, 0, 0, 5]),
+            a([0, 0, 0, 0, 0, 0, 0, 1]),
+        ];
+        for x in ok {
+            assert!(validate_dest_addr(AddrFamily::Inet6, &x).is_ok());
+        }
+        let bad = [
+            [0u8; 16],
+            a([0xff02, 0, 0, 0, 0, 0, 0, 1]),
+            a([0xfe80, 0, 0, 0, 0, 0, 0, 1]),
+            a([0xfebf, 0, 0, 0, 0, 0, 0, 1]),
+            a([0, 0, 0, 0, 0, 0xffff, 0x0a00, 1]),
+        ];
+        for x in bad {
+            assert_eq!(
+                validate_dest_addr(AddrFamily::Inet6, &x).unwrap_err().errno,
+                EINVAL
+            );
+        }
+        // IPv4 is not checked here; fec0:: (site-local) is unicast.
+        assert!(validate_dest_addr(AddrFamily::Inet, &[0u8; 16]).is_ok());
+        assert!(validate_dest_addr(AddrFamily::Inet6, &a([0xfec0, 0, 0, 0, 0, 0, 0, 1])).is_ok());
+    }
+
+    #[test]
+    fn netmasks() {
+        assert!(validate_netmask(AddrFamily::Inet6, 64).is_ok());
+        assert!(validate_netmask(AddrFamily::Inet6, 128).is_ok());
+        assert!(validate_netmask(AddrFamily::Inet6, 1).is_ok());
+        for m in [0u32, 129, u32::MAX] {
+            assert_eq!(
+                validate_netmask(AddrFamily::Inet6, m).unwrap_err().errno,
+                EINVAL
+            );
+        }
+        assert!(validate_netmask(AddrFamily::Inet, 0).is_ok());
+        let m = persistence_mask(AddrFamily::Inet6, 64);
+        assert_eq!(m[..8], [0xff; 8]);
+        assert_eq!(m[8..], [0; 8]);
+        let m = persistence_mask(AddrFamily::Inet6, 60);
+        assert_eq!(m[7], 0xf0);
+        assert_eq!(m[6], 0xff);
+        assert_eq!(persistence_mask(AddrFamily::Inet6, 128), [0xff; 16]);
+        assert_eq!(persistence_mask(AddrFamily::Inet6, 0), [0; 16]);
+        let m = persistence_mask(AddrFamily::Inet, u32::from_ne_bytes([255, 255, 255, 0]));
+        assert_eq!(m[..4], [255, 255, 255, 0]);
+        assert_eq!(m[4..], [0; 12]);
     }
 
     #[test]

@@ -28,8 +28,11 @@
 extern crate std;
 
 pub mod config;
+pub mod defense;
 pub mod estimator;
 pub mod hash;
+pub mod icmp;
+pub mod lblc;
 pub mod mh;
 pub mod nlattr;
 pub mod packet;

@@ -21,6 +21,7 @@
 
 #![forbid(unsafe_code)]
 
+use super::config::AddrFamily;
 use super::proto::TcpFlags;
 
 /// IP protocol number of TCP.
@@ -334,6 +335,87 @@ pub fn parse_ipv6(hdr: &[u8], pkt_len: usize) -> Result<Ipv6Info, ParseError> {
         }
     }
     Err(ParseError::BadExtHeader)
+}
+
+/// The family-independent view of an IPv4 header or IPv6 header chain
+/// that the packet path works with; addresses in rvs's 16-byte form (IPv4
+/// in the first 4 bytes, the rest zero).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IpInfo {
+    /// IPv4 or IPv6.
+    pub af: AddrFamily,
+    /// Upper-layer protocol (after IPv6 extension headers).
+    pub proto: u8,
+    /// Offset of the upper-layer header from the start of the IP header.
+    pub l4_offset: usize,
+    /// Source address.
+    pub saddr: [u8; 16],
+    /// Destination address.
+    pub daddr: [u8; 16],
+    /// Part of a fragmented datagram (IPv4 MF or offset, IPv6 fragment
+    /// header): rvs leaves these to the stack.
+    pub is_fragment: bool,
+    /// The packet must not be fragmented on its way: IPv4 DF, always for
+    /// IPv6 (routers never fragment it).
+    pub df: bool,
+    /// The IPv4 flags + fragment offset field (0 for IPv6), for tunnel
+    /// headers that copy DF.
+    pub frag_off_field: u16,
+}
+
+impl IpInfo {
+    /// The family-independent view of a parsed IPv4 header.
+    pub fn from_v4(i: &Ipv4Info) -> IpInfo {
+        IpInfo {
+            af: AddrFamily::Inet,
+            proto: i.proto,
+            l4_offset: i.ihl_len,
+            saddr: addr16(&i.saddr),
+            daddr: addr16(&i.daddr),
+            is_fragment: i.is_fragment,
+            df: i.frag_off_field & IP_DF != 0,
+            frag_off_field: i.frag_off_field,
+        }
+    }
+}
+
+/// Byte offsets of the source and destination address in the fixed IP
+/// header of `af`, and the address length.
+pub fn addr_offsets(af: AddrFamily) -> (usize, usize, usize) {
+    match af {
+        AddrFamily::Inet => (12, 16, 4),
+        AddrFamily::Inet6 => (8, 24, 16),
+    }
+}
+
+fn addr16(a: &[u8]) -> [u8; 16] {
+    let mut x = [0u8; 16];
+    if let Some(d) = x.get_mut(..a.len()) {
+        d.copy_from_slice(a);
+    }
+    x
+}
+
+/// Parses the IP header(s) of a packet of family `af` into an [`IpInfo`]
+/// ([`parse_ipv4`] or [`parse_ipv6`], same errors, same `hdr`/`pkt_len`
+/// contract).
+pub fn parse_ip(af: AddrFamily, hdr: &[u8], pkt_len: usize) -> Result<IpInfo, ParseError> {
+    match af {
+        AddrFamily::Inet => Ok(IpInfo::from_v4(&parse_ipv4(hdr, pkt_len)?)),
+        AddrFamily::Inet6 => {
+            let i = parse_ipv6(hdr, pkt_len)?;
+            Ok(IpInfo {
+                af,
+                proto: i.proto,
+                l4_offset: i.l4_offset,
+                saddr: i.saddr,
+                daddr: i.daddr,
+                is_fragment: i.is_fragment,
+                df: true,
+                frag_off_field: 0,
+            })
+        }
+    }
 }
 
 /// Source and destination port, as host values of the wire fields.
@@ -1095,6 +1177,78 @@ mod tests {
     }
 
     #[test]
+    fn parse_ip_both_families() {
+        let p = v4_packet(IPPROTO_TCP, [1, 2, 3, 4], [5, 6, 7, 8], 1000, 80, b"");
+        let i = parse_ip(AddrFamily::Inet, &p, p.len()).unwrap();
+        assert_eq!(i.af, AddrFamily::Inet);
+        assert_eq!(i.saddr[..4], [1, 2, 3, 4]);
+        assert_eq!(i.saddr[4..], [0; 12]);
+        assert_eq!(i.daddr[..4], [5, 6, 7, 8]);
+        assert_eq!(
+            (i.proto, i.l4_offset, i.is_fragment),
+            (IPPROTO_TCP, 20, false)
+        );
+        // An IPv6 parse of an IPv4 packet is refused, and the other way round.
+        assert_eq!(
+            parse_ip(AddrFamily::Inet6, &p, p.len()).unwrap_err(),
+            ParseError::BadVersion
+        );
+        let mut q = v6_header(IPPROTO_UDP, 8);
+        q.extend_from_slice(&[0, 53, 0, 53, 0, 8, 0, 0]);
+        assert_eq!(
+            parse_ip(AddrFamily::Inet, &q, q.len()).unwrap_err(),
+            ParseError::BadVersion
+        );
+        let i = parse_ip(AddrFamily::Inet6, &q, q.len()).unwrap();
+        assert_eq!((i.proto, i.l4_offset, i.df), (IPPROTO_UDP, 40, true));
+        assert_eq!(i.saddr[..2], [0x20, 0x01]);
+        assert_eq!(i.daddr[15], 2);
+        assert_eq!(addr_offsets(AddrFamily::Inet6), (8, 24, 16));
+        assert_eq!(&q[8..24], &i.saddr[..]);
+        assert_eq!(&q[24..40], &i.daddr[..]);
+
+        // Routing header then TCP: the L4 offset skips it.
+        let mut r = v6_header(NEXTHDR_ROUTING, 24 + 20);
+        r.extend_from_slice(&[IPPROTO_TCP, 2]);
+        r.extend_from_slice(&[0u8; 22]);
+        r.extend_from_slice(&[0x30, 0x39, 0, 80]);
+        r.extend_from_slice(&[0u8; 16]);
+        let i = parse_ip(AddrFamily::Inet6, &r, r.len()).unwrap();
+        assert_eq!((i.proto, i.l4_offset), (IPPROTO_TCP, 64));
+        let ports = parse_l4_ports(&r[64..], IPPROTO_TCP);
+        // Data offset 0 in this synthetic header: refused, not misread.
+        assert_eq!(ports, Err(ParseError::BadHeaderLen));
+        // The extension header beyond the linear view: ask for more.
+        assert_eq!(
+            parse_ip(AddrFamily::Inet6, &r[..41], r.len()),
+            Err(ParseError::NeedMore { needed: 42 })
+        );
+        // Its length pointing past the payload: refused.
+        let mut bad = r.clone();
+        bad[41] = 200;
+        assert_eq!(
+            parse_ip(AddrFamily::Inet6, &bad, bad.len()),
+            Err(ParseError::BadTotalLen)
+        );
+        // A fragment header marks the packet as a fragment.
+        let mut f = v6_header(NEXTHDR_FRAGMENT, 8 + 8);
+        f.extend_from_slice(&[IPPROTO_UDP, 0, 0, 1, 0, 0, 0, 9]);
+        f.extend_from_slice(&[0, 53, 0, 53, 0, 8, 0, 0]);
+        let i = parse_ip(AddrFamily::Inet6, &f, f.len()).unwrap();
+        assert!(i.is_fragment);
+        // A chain of extension headers longer than the limit.
+        let n = IPV6_MAX_EXT_HEADERS + 1;
+        let mut long = v6_header(NEXTHDR_DEST, (n * 8) as u16);
+        for _ in 0..n {
+            long.extend_from_slice(&[NEXTHDR_DEST, 0, 0, 0, 0, 0, 0, 0]);
+        }
+        assert_eq!(
+            parse_ip(AddrFamily::Inet6, &long, long.len()),
+            Err(ParseError::BadExtHeader)
+        );
+    }
+
+    #[test]
     fn never_panics_on_short_or_garbage_input() {
         let mut rng = Rng(7);
         for len in 0..80 {
@@ -1109,6 +1263,8 @@ mod tests {
                 let pkt_len = len + (rng.next() % 3) as usize;
                 let _ = parse_ipv4(&b, pkt_len);
                 let _ = parse_ipv6(&b, pkt_len);
+                let _ = parse_ip(AddrFamily::Inet, &b, pkt_len);
+                let _ = parse_ip(AddrFamily::Inet6, &b, pkt_len);
                 let _ = parse_l4_ports(&b, IPPROTO_TCP);
                 let _ = parse_l4_ports(&b, IPPROTO_UDP);
                 let _ = tcp_flags(&b);

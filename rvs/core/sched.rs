@@ -4,7 +4,8 @@
 //!
 //! C counterparts: net/netfilter/ipvs/ip_vs_rr.c, ip_vs_wrr.c, ip_vs_lc.c,
 //! ip_vs_wlc.c, ip_vs_sed.c, ip_vs_nq.c, ip_vs_sh.c, ip_vs_dh.c, ip_vs_mh.c
-//! (see `mh.rs`), ip_vs_fo.c, ip_vs_ovf.c, ip_vs_twos.c.
+//! (see `mh.rs`), ip_vs_fo.c, ip_vs_ovf.c, ip_vs_twos.c, ip_vs_lblc.c and
+//! ip_vs_lblcr.c (see `lblc.rs`).
 //!
 //! The kernel side keeps one [`SchedState`] per service under the service's
 //! scheduler lock and passes a snapshot of its destinations as a slice of
@@ -41,6 +42,7 @@
 
 #![forbid(unsafe_code)]
 
+pub use super::lblc::LblcTable;
 pub use super::mh::{MhTable, MH_TABLE_SIZE};
 
 /// What a scheduler may know about one destination (real server).
@@ -66,6 +68,10 @@ pub struct DestView {
     /// If the caller leaves it 0, mh uses [`DestView::weight`] (a quiesced
     /// server then leaves the table instead).
     pub last_weight: u32,
+    /// A number naming the destination for as long as it exists, never 0
+    /// for a real one (lblc/lblcr remember servers by it across list
+    /// changes). 0 means "no identity": such a server is never remembered.
+    pub id: u32,
 }
 
 impl DestView {
@@ -89,6 +95,37 @@ impl DestView {
     pub fn sed_overhead(&self) -> u64 {
         u64::from(self.active_conns).saturating_add(1)
     }
+}
+
+/// The lower connection threshold in effect for `-x u -y l`: `l`, or when
+/// it is 0, three quarters of `u` (`u - u / 4`, as IPVS computes
+/// `l_threshold_val`).
+pub fn lower_threshold(u_thresh: u32, l_thresh: u32) -> u32 {
+    if l_thresh != 0 {
+        l_thresh
+    } else {
+        u_thresh.saturating_sub(u_thresh / 4)
+    }
+}
+
+/// The overload state of a real server after its connection count
+/// (active + inactive, templates excluded) became `conns`: IPVS's
+/// hysteresis (`__ip_vs_dest_update_overload`). With no upper threshold
+/// (`u_thresh` 0) never overloaded; at or above the upper threshold
+/// overloaded; below the lower one ([`lower_threshold`]) not; in between
+/// unchanged, so a server that hit `-x` gets new connections again only
+/// once it has dropped below `-y`.
+pub fn overload_next(overloaded: bool, conns: u32, u_thresh: u32, l_thresh: u32) -> bool {
+    if u_thresh == 0 {
+        return false;
+    }
+    if conns >= u_thresh {
+        return true;
+    }
+    if conns < lower_threshold(u_thresh, l_thresh) {
+        return false;
+    }
+    overloaded
 }
 
 /// Folds a 16-byte address to 32 bits like IPVS's sh/dh/mh: the XOR of its
@@ -199,11 +236,17 @@ pub enum SchedKind {
     /// Power of two choices (`twos`): two weighted random picks, the less
     /// loaded one wins.
     Twos,
+    /// Locality-based least connection (`lblc`): one server per
+    /// destination address; needs an [`LblcTable`].
+    Lblc,
+    /// Locality-based least connection with replication (`lblcr`): a set
+    /// of servers per destination address; needs an [`LblcTable`].
+    Lblcr,
 }
 
 impl SchedKind {
     /// Every scheduler rvs implements, for listing and for tests.
-    pub const ALL: [SchedKind; 12] = [
+    pub const ALL: [SchedKind; 14] = [
         SchedKind::Rr,
         SchedKind::Wrr,
         SchedKind::Lc,
@@ -216,6 +259,8 @@ impl SchedKind {
         SchedKind::Fo,
         SchedKind::Ovf,
         SchedKind::Twos,
+        SchedKind::Lblc,
+        SchedKind::Lblcr,
     ];
 
     /// The scheduler IPVS and ipvsadm use when none is given.
@@ -245,6 +290,8 @@ impl SchedKind {
             SchedKind::Fo => "fo",
             SchedKind::Ovf => "ovf",
             SchedKind::Twos => "twos",
+            SchedKind::Lblc => "lblc",
+            SchedKind::Lblcr => "lblcr",
         }
     }
 
@@ -255,11 +302,23 @@ impl SchedKind {
         self == SchedKind::Mh
     }
 
-    /// Whether the choice depends on the [`Flow`] (sh, dh, mh, twos).
+    /// Whether the scheduler needs an [`LblcTable`] (allocated by the
+    /// caller, passed to [`LblcTable::schedule`]): lblc and lblcr.
+    pub fn needs_lblc_table(self) -> bool {
+        matches!(self, SchedKind::Lblc | SchedKind::Lblcr)
+    }
+
+    /// Whether the choice depends on the [`Flow`] (sh, dh, mh, twos, lblc,
+    /// lblcr).
     pub fn uses_flow(self) -> bool {
         matches!(
             self,
-            SchedKind::Sh | SchedKind::Dh | SchedKind::Mh | SchedKind::Twos
+            SchedKind::Sh
+                | SchedKind::Dh
+                | SchedKind::Mh
+                | SchedKind::Twos
+                | SchedKind::Lblc
+                | SchedKind::Lblcr
         )
     }
 }
@@ -391,6 +450,8 @@ impl SchedState {
             SchedKind::Fo => fo(dests),
             SchedKind::Ovf => ovf(dests),
             SchedKind::Twos => twos(dests, flow.random),
+            // They need their table: see `LblcTable::schedule`.
+            SchedKind::Lblc | SchedKind::Lblcr => None,
         }
     }
 
@@ -599,6 +660,13 @@ fn weighted_least(dests: &[DestView], overhead: fn(&DestView) -> u64) -> Option<
         }
     }
     least.map(|(i, _, _)| i)
+}
+
+/// Weighted least connection, what wlc and lblc/lblcr's fresh choices
+/// use: the available destination with the lowest
+/// [`DestView::conn_overhead`] per weight, first on ties.
+pub fn weighted_least_conn(dests: &[DestView]) -> Option<usize> {
+    weighted_least(dests, DestView::conn_overhead)
 }
 
 /// IPVS's `hash_32(v, 8)`: the top 8 bits of `v * GOLDEN_RATIO_32`, a
@@ -1010,6 +1078,11 @@ mod tests {
         let mut t = Box::new(MhTable::EMPTY);
         let zero = Flow::default();
         for k in SchedKind::ALL {
+            if k.needs_lblc_table() {
+                // Without their table they find nothing (lblc.rs tests them).
+                assert_eq!(SchedState::new(k).schedule(&big), None);
+                continue;
+            }
             let mut s = SchedState::with_dests(k, &big);
             s.dests_changed_with(&big, Some(&mut t));
             let pick = |s: &mut SchedState, t: &MhTable, d: &[DestView]| {
@@ -1526,6 +1599,39 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn threshold_hysteresis() {
+        // No upper threshold: never overloaded.
+        assert!(!overload_next(true, 1000, 0, 5));
+        // -x 4 -y 2: set at 4, kept at 3 and 2, cleared at 1.
+        let mut o = false;
+        let mut seen = Vec::new();
+        for conns in [0, 1, 2, 3, 4, 5, 4, 3, 2, 1, 2, 3, 4] {
+            o = overload_next(o, conns, 4, 2);
+            seen.push(o);
+        }
+        assert_eq!(
+            seen,
+            vec![
+                false, false, false, false, true, true, true, true, true, false, false, false, true
+            ]
+        );
+        // -x 8 alone: the lower threshold is 6 (75 %).
+        assert_eq!(lower_threshold(8, 0), 6);
+        assert_eq!(lower_threshold(8, 3), 3);
+        assert_eq!(lower_threshold(1, 0), 1);
+        assert_eq!(lower_threshold(u32::MAX, 0), u32::MAX - u32::MAX / 4);
+        assert!(overload_next(true, 6, 8, 0));
+        assert!(!overload_next(true, 5, 8, 0));
+        assert!(!overload_next(false, 7, 8, 0));
+        // -x 1: overloaded with one connection, free at zero.
+        assert!(overload_next(false, 1, 1, 0));
+        assert!(!overload_next(true, 0, 1, 0));
+        // A lower threshold above the upper one: set at u, cleared below u.
+        assert!(overload_next(false, 3, 3, 10));
+        assert!(!overload_next(true, 2, 3, 10));
     }
 
     #[test]

@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 use super::config::{ConfigError, ERANGE};
+use super::defense;
 use core::ffi::CStr;
 
 /// A setting, in [`SETTINGS`] order (its discriminant is its row).
@@ -23,10 +24,19 @@ pub enum Setting {
     /// `expire_quiescent_template`: persistence templates pointing at a
     /// real server of weight 0 expire on their next use (1).
     ExpireQuiescentTemplate = 1,
+    /// `conn_max`: most connection entries of the namespace; new
+    /// connections beyond it are dropped and counted.
+    ConnMax = 2,
+    /// `drop_entry`: percent of `conn_max` above which embryonic entries
+    /// are evicted (0 = off); see `defense`.
+    DropEntry = 3,
+    /// `secure_tcp`: lifetime in seconds of embryonic TCP entries, not
+    /// extended by the real server's retransmissions (0 = off).
+    SecureTcp = 4,
 }
 
 /// Number of settings (rows of [`SETTINGS`]).
-pub const COUNT: usize = 2;
+pub const COUNT: usize = 5;
 
 /// One row of the settings table.
 #[derive(Debug)]
@@ -70,6 +80,36 @@ pub static SETTINGS: [SettingSpec; COUNT] = [
         default: 0,
         range_msg: c"expire_quiescent_template must be 0 or 1",
         help: "expire persistence templates of weight-0 real servers",
+    },
+    SettingSpec {
+        setting: Setting::ConnMax,
+        name: "conn_max",
+        attr: 11,
+        min: defense::CONN_MAX_MIN,
+        max: defense::CONN_MAX_MAX,
+        default: defense::CONN_MAX_DEFAULT,
+        range_msg: c"conn_max must be between 16 and 16777216",
+        help: "most connection entries; new connections beyond are dropped",
+    },
+    SettingSpec {
+        setting: Setting::DropEntry,
+        name: "drop_entry",
+        attr: 12,
+        min: 0,
+        max: 100,
+        default: 0,
+        range_msg: c"drop_entry must be a percentage of conn_max, 0 (off) to 100",
+        help: "above this % of conn_max, evict half-open entries (0: off)",
+    },
+    SettingSpec {
+        setting: Setting::SecureTcp,
+        name: "secure_tcp",
+        attr: 13,
+        min: 0,
+        max: defense::SECURE_TCP_MAX,
+        default: 0,
+        range_msg: c"secure_tcp must be 0 (off) to 60 seconds",
+        help: "half-open TCP entries live this many seconds (0: off)",
     },
 ];
 
@@ -165,6 +205,14 @@ mod tests {
         let e = validate(spec, 2).unwrap_err();
         assert_eq!(e.errno, ERANGE);
         assert_eq!(e.msg, c"expire_nodest_conn must be 0 or 1");
-        assert_eq!(defaults(), [0, 0]);
+        assert_eq!(defaults(), [0, 0, 1 << 20, 0, 0]);
+        let max = Setting::ConnMax.spec();
+        assert_eq!(validate(max, 15).unwrap_err().errno, ERANGE);
+        assert_eq!(validate(max, 16), Ok(16));
+        assert_eq!(validate(max, 1 << 24), Ok(1 << 24));
+        assert!(validate(max, (1 << 24) + 1).is_err());
+        assert!(validate(Setting::DropEntry.spec(), 101).is_err());
+        assert_eq!(validate(Setting::SecureTcp.spec(), 60), Ok(60));
+        assert!(validate(Setting::SecureTcp.spec(), 61).is_err());
     }
 }

@@ -15,7 +15,9 @@ use super::tunnel::{self, Tunnel};
 use super::uapi::{dest, svc};
 use core::ffi::CStr;
 
-/// What identifies a service.
+/// What identifies a service: (af, protocol, address, port), or (af,
+/// firewall mark) for a firewall-mark service, whose protocol is TCP and
+/// address and port zero as in IPVS (they are not used).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ServiceKey {
     /// Address family.
@@ -26,7 +28,19 @@ pub struct ServiceKey {
     pub addr: [u8; 16],
     /// Virtual port, host order.
     pub port: u16,
+    /// Firewall mark (`-f`); 0 for an address/port service.
+    pub fwmark: u32,
 }
+
+impl ServiceKey {
+    /// Whether this is a firewall-mark service.
+    pub fn is_fwmark(&self) -> bool {
+        self.fwmark != 0
+    }
+}
+
+/// `RVS_SVC_F_ONEPACKET` (IPVS's `IP_VS_SVC_F_ONEPACKET`).
+pub const SVC_F_ONEPACKET: u32 = 0x0004;
 
 /// The settings of a service (add/edit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,6 +58,8 @@ pub struct ServiceParams {
 /// A destination as given in a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DestParams {
+    /// Real server address family (the service's unless tunnelled).
+    pub af: AddrFamily,
     /// Real server address, 16-byte form.
     pub addr: [u8; 16],
     /// Real server port, host order.
@@ -79,12 +95,44 @@ pub fn parse_service(
 
     let af = get(svc::AF).ok_or(missing(c"service address family missing"))?;
     let af = config::validate_af(nlattr::get_u16(svc::AF, af).map_err(attr_err)?)?;
-    if get(svc::FWMARK).is_some() && get(svc::ADDR).is_none() {
+    let fwmark = match get(svc::FWMARK) {
+        Some(p) => nlattr::get_u32(svc::FWMARK, p).map_err(attr_err)?,
+        None => 0,
+    };
+    let key = if fwmark != 0 {
+        // As IPVS: a mark names the service; protocol, address and port,
+        // if sent, are ignored.
+        ServiceKey {
+            af,
+            protocol: IPPROTO_TCP,
+            addr: [0; 16],
+            port: 0,
+            fwmark,
+        }
+    } else {
+        parse_addr_key(af, &get)?
+    };
+    if !full {
+        return Ok((key, None));
+    }
+    let params = parse_params(af, &get)?;
+    if params.flags & SVC_F_ONEPACKET != 0 && !key.is_fwmark() && key.protocol != IPPROTO_UDP {
         return Err(ConfigError::new(
-            EOPNOTSUPP,
-            c"firewall-mark services are not supported yet",
+            EINVAL,
+            c"one-packet scheduling is only for UDP services",
         ));
     }
+    Ok((key, Some(params)))
+}
+
+const IPPROTO_TCP: u8 = 6;
+const IPPROTO_UDP: u8 = 17;
+
+/// The protocol, address and port of an address/port service.
+fn parse_addr_key<'a>(
+    af: AddrFamily,
+    get: &impl Fn(u16) -> Option<&'a [u8]>,
+) -> Result<ServiceKey, ConfigError> {
     let protocol = get(svc::PROTOCOL).ok_or(missing(c"service protocol missing"))?;
     let protocol =
         config::validate_protocol(nlattr::get_u16(svc::PROTOCOL, protocol).map_err(attr_err)?)?;
@@ -93,16 +141,20 @@ pub fn parse_service(
     let port = get(svc::PORT).ok_or(missing(c"service port missing"))?;
     let port = nlattr::get_be16(svc::PORT, port).map_err(attr_err)?;
     config::validate_port(port)?;
-    let key = ServiceKey {
+    Ok(ServiceKey {
         af,
         protocol,
         addr,
         port,
-    };
-    if !full {
-        return Ok((key, None));
-    }
+        fwmark: 0,
+    })
+}
 
+/// The settings of an add or edit.
+fn parse_params<'a>(
+    af: AddrFamily,
+    get: &impl Fn(u16) -> Option<&'a [u8]>,
+) -> Result<ServiceParams, ConfigError> {
     let sched = match get(svc::SCHED_NAME) {
         Some(name) => config::parse_sched_name(name)?,
         None => return Err(missing(c"scheduler name missing")),
@@ -122,10 +174,13 @@ pub fn parse_service(
         Some(p) => nlattr::get_u32(svc::TIMEOUT, p).map_err(attr_err)?,
         None => 0,
     };
+    // IPv4: a mask (all ones by default); IPv6: a prefix length (128).
     let netmask = match get(svc::NETMASK) {
         Some(p) => nlattr::get_u32(svc::NETMASK, p).map_err(attr_err)?,
+        None if af == AddrFamily::Inet6 => 128,
         None => u32::MAX,
     };
+    config::validate_netmask(af, netmask)?;
     if let Some(pe) = get(svc::PE_NAME) {
         if pe.first().copied().unwrap_or(0) != 0 {
             return Err(ConfigError::new(
@@ -134,20 +189,21 @@ pub fn parse_service(
             ));
         }
     }
-    Ok((
-        key,
-        Some(ServiceParams {
-            sched,
-            flags,
-            timeout,
-            netmask,
-        }),
-    ))
+    Ok(ServiceParams {
+        sched,
+        flags,
+        timeout,
+        netmask,
+    })
 }
 
-/// Decodes a destination nest of a service with family `svc_af`: address
-/// and port always, the rest when `full`.
-pub fn parse_dest(nest: &[u8], svc_af: AddrFamily, full: bool) -> Result<DestParams, ConfigError> {
+/// Decodes a destination nest of the service `svc`: address and port
+/// always, the rest when `full`. Port 0 is allowed only for a
+/// firewall-mark service (its packets then keep their destination port).
+/// A real server of the other family is accepted only for tunnelling, and
+/// only checked when `full` (IPVS does not check it on delete).
+pub fn parse_dest(nest: &[u8], svc: &ServiceKey, full: bool) -> Result<DestParams, ConfigError> {
+    let svc_af = svc.af;
     let mut t: [Option<&[u8]>; dest::MAX as usize + 1] = [None; dest::MAX as usize + 1];
     nlattr::parse_nested(nest, &mut t).map_err(attr_err)?;
     let get = |k: u16| t.get(usize::from(k)).copied().flatten();
@@ -156,18 +212,15 @@ pub fn parse_dest(nest: &[u8], svc_af: AddrFamily, full: bool) -> Result<DestPar
         Some(p) => config::validate_af(nlattr::get_u16(dest::ADDR_FAMILY, p).map_err(attr_err)?)?,
         None => svc_af,
     };
-    if af != svc_af {
-        return Err(ConfigError::new(
-            EINVAL,
-            c"real server address family differs from the service's",
-        ));
-    }
     let addr = get(dest::ADDR).ok_or(missing(c"real server address missing"))?;
     let addr = config::parse_addr(af, addr)?;
     let port = get(dest::PORT).ok_or(missing(c"real server port missing"))?;
     let port = nlattr::get_be16(dest::PORT, port).map_err(attr_err)?;
-    config::validate_port(port)?;
+    if !svc.is_fwmark() {
+        config::validate_port(port)?;
+    }
     let mut d = DestParams {
+        af,
         addr,
         port,
         fwd: FwdMethod::Route,
@@ -180,7 +233,10 @@ pub fn parse_dest(nest: &[u8], svc_af: AddrFamily, full: bool) -> Result<DestPar
         return Ok(d);
     }
     let fwd = get(dest::FWD_METHOD).ok_or(missing(c"forwarding method missing"))?;
-    d.fwd = config::validate_fwd_method(nlattr::get_u32(dest::FWD_METHOD, fwd).map_err(attr_err)?)?;
+    let fwd_raw = nlattr::get_u32(dest::FWD_METHOD, fwd).map_err(attr_err)?;
+    d.fwd = config::validate_fwd_method(fwd_raw)?;
+    config::validate_dest_family(svc_af, af, fwd_raw)?;
+    config::validate_dest_addr(af, &addr)?;
     let weight = get(dest::WEIGHT).ok_or(missing(c"weight missing"))?;
     d.weight = nlattr::get_u32(dest::WEIGHT, weight).map_err(attr_err)?;
     config::validate_weight(d.weight)?;
@@ -204,6 +260,12 @@ pub fn parse_dest(nest: &[u8], svc_af: AddrFamily, full: bool) -> Result<DestPar
         None => 0,
     };
     d.tunnel = Tunnel::from_uapi(tun_type, tun_port, tun_flags)?;
+    if d.tunnel != Tunnel::Ipip && (svc_af != AddrFamily::Inet || af != AddrFamily::Inet) {
+        return Err(ConfigError::new(
+            EOPNOTSUPP,
+            c"GUE and GRE tunnels carry IPv4 only yet",
+        ));
+    }
     Ok(d)
 }
 
@@ -300,17 +362,178 @@ mod tests {
         b
     }
 
+    fn key(af: AddrFamily, fwmark: u32) -> ServiceKey {
+        ServiceKey {
+            af,
+            protocol: 6,
+            addr: v4([10, 0, 0, 1]),
+            port: 80,
+            fwmark,
+        }
+    }
+
+    fn v6(last: u8) -> [u8; 16] {
+        let mut x = [0u8; 16];
+        x[..4].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
+        x[15] = last;
+        x
+    }
+
+    #[test]
+    fn ipv6_service_and_dests() {
+        let mut b = attr(svc::AF, &10u16.to_ne_bytes());
+        b.extend(attr(svc::PROTOCOL, &17u16.to_ne_bytes()));
+        b.extend(attr(svc::ADDR, &v6(1)));
+        b.extend(attr(svc::PORT, &53u16.to_be_bytes()));
+        let (k, _) = parse_service(&b, false).unwrap();
+        assert_eq!((k.af, k.addr, k.port), (AddrFamily::Inet6, v6(1), 53));
+        // Four bytes are not an IPv6 address.
+        let mut short = attr(svc::AF, &10u16.to_ne_bytes());
+        short.extend(attr(svc::PROTOCOL, &6u16.to_ne_bytes()));
+        short.extend(attr(svc::ADDR, &[10, 0, 0, 1]));
+        short.extend(attr(svc::PORT, &80u16.to_be_bytes()));
+        assert_eq!(parse_service(&short, false).unwrap_err().errno, EINVAL);
+        // Netmask: a prefix length, 128 by default.
+        let mut full = b.clone();
+        full.extend(attr(svc::SCHED_NAME, b"rr\0"));
+        let (_, p) = parse_service(&full, true).unwrap();
+        assert_eq!(p.unwrap().netmask, 128);
+        let mut bad = full.clone();
+        bad.extend(attr(svc::NETMASK, &129u32.to_ne_bytes()));
+        let e = parse_service(&bad, true).unwrap_err();
+        assert_eq!(e.msg, c"IPv6 netmask must be a prefix length 1..128");
+
+        let dest6 = |addr: [u8; 16], fwd: u32| {
+            let mut d = attr(dest::ADDR, &addr);
+            d.extend(attr(dest::PORT, &53u16.to_be_bytes()));
+            d.extend(attr(dest::FWD_METHOD, &fwd.to_ne_bytes()));
+            d.extend(attr(dest::WEIGHT, &1u32.to_ne_bytes()));
+            d.extend(attr(dest::ADDR_FAMILY, &10u16.to_ne_bytes()));
+            d
+        };
+        let d = parse_dest(&dest6(v6(10), 0), &key(AddrFamily::Inet6, 0), true).unwrap();
+        assert_eq!((d.af, d.addr), (AddrFamily::Inet6, v6(10)));
+        // An IPv6 server of an IPv4 service: tunnel only.
+        assert!(parse_dest(&dest6(v6(10), 2), &key(AddrFamily::Inet, 0), true).is_ok());
+        let e = parse_dest(&dest6(v6(10), 3), &key(AddrFamily::Inet, 0), true).unwrap_err();
+        assert_eq!(e.errno, EINVAL);
+        // Link-local and multicast servers are refused.
+        let mut ll = [0u8; 16];
+        ll[..2].copy_from_slice(&[0xfe, 0x80]);
+        ll[15] = 1;
+        assert_eq!(
+            parse_dest(&dest6(ll, 0), &key(AddrFamily::Inet6, 0), true)
+                .unwrap_err()
+                .errno,
+            EINVAL
+        );
+        let mut mc = ll;
+        mc[..2].copy_from_slice(&[0xff, 0x02]);
+        assert_eq!(
+            parse_dest(&dest6(mc, 0), &key(AddrFamily::Inet6, 0), true)
+                .unwrap_err()
+                .errno,
+            EINVAL
+        );
+    }
+
     #[test]
     fn dest_decodes_and_validates() {
-        let d = parse_dest(&dest_nest(8080, 0, 3), AddrFamily::Inet, true).unwrap();
+        let inet = key(AddrFamily::Inet, 0);
+        let d = parse_dest(&dest_nest(8080, 0, 3), &inet, true).unwrap();
         assert_eq!((d.port, d.fwd, d.weight), (8080, FwdMethod::Masq, 3));
-        let e = parse_dest(&dest_nest(80, 0, 70000), AddrFamily::Inet, true).unwrap_err();
+        let e = parse_dest(&dest_nest(80, 0, 70000), &inet, true).unwrap_err();
         assert_eq!(e.errno, config::ERANGE);
-        let e = parse_dest(&dest_nest(80, 1, 1), AddrFamily::Inet, true).unwrap_err();
+        let e = parse_dest(&dest_nest(80, 1, 1), &inet, true).unwrap_err();
         assert_eq!(e.errno, EINVAL);
-        let e = parse_dest(&dest_nest(80, 0, 1), AddrFamily::Inet6, true).unwrap_err();
+        // An IPv4 server of an IPv6 service: only tunnelled.
+        let inet6 = key(AddrFamily::Inet6, 0);
+        let e = parse_dest(&dest_nest(80, 0, 1), &inet6, true).unwrap_err();
         assert_eq!(e.errno, EINVAL);
-        let d = parse_dest(&dest_nest(80, 0, 70000), AddrFamily::Inet, false).unwrap();
+        let d = parse_dest(&dest_nest(80, 2, 1), &inet6, true).unwrap();
+        assert_eq!((d.af, d.fwd), (AddrFamily::Inet, FwdMethod::Tunnel));
+        // Delete does not check the method.
+        let d = parse_dest(&dest_nest(80, 0, 1), &inet6, false).unwrap();
+        assert_eq!(d.af, AddrFamily::Inet);
+        let d = parse_dest(&dest_nest(80, 0, 70000), &inet, false).unwrap();
         assert_eq!(d.port, 80);
+        // Port 0 only for a firewall-mark service.
+        let e = parse_dest(&dest_nest(0, 3, 1), &inet, true).unwrap_err();
+        assert_eq!((e.errno, e.msg), (EINVAL, c"port must not be 0"));
+        let d = parse_dest(&dest_nest(0, 3, 1), &key(AddrFamily::Inet, 7), true).unwrap();
+        assert_eq!((d.port, d.fwd), (0, FwdMethod::Route));
+    }
+
+    fn fwm_nest(mark: u32, flags: u32) -> Vec<u8> {
+        let mut b = attr(svc::AF, &2u16.to_ne_bytes());
+        b.extend(attr(svc::FWMARK, &mark.to_ne_bytes()));
+        b.extend(attr(svc::SCHED_NAME, b"rr\0"));
+        let mut f = Vec::new();
+        f.extend_from_slice(&flags.to_ne_bytes());
+        f.extend_from_slice(&u32::MAX.to_ne_bytes());
+        b.extend(attr(svc::FLAGS, &f));
+        b
+    }
+
+    #[test]
+    fn fwmark_services() {
+        let (k, p) = parse_service(&fwm_nest(7, SVC_F_ONEPACKET), true).unwrap();
+        assert_eq!(
+            k,
+            ServiceKey {
+                af: AddrFamily::Inet,
+                protocol: 6,
+                addr: [0; 16],
+                port: 0,
+                fwmark: 7
+            }
+        );
+        assert!(k.is_fwmark());
+        assert_eq!(p.unwrap().flags, SVC_F_ONEPACKET);
+        // Only AF and mark identify it.
+        let mut b = attr(svc::AF, &2u16.to_ne_bytes());
+        b.extend(attr(svc::FWMARK, &7u32.to_ne_bytes()));
+        assert_eq!(parse_service(&b, false).unwrap(), (k, None));
+        // Address attributes next to a mark are ignored, as in IPVS.
+        let mut b = svc_nest(80, b"rr\0");
+        b.extend(attr(svc::FWMARK, &7u32.to_ne_bytes()));
+        assert_eq!(parse_service(&b, false).unwrap().0, k);
+        // Mark 0 is no mark: the address attributes count.
+        let mut b = svc_nest(80, b"rr\0");
+        b.extend(attr(svc::FWMARK, &0u32.to_ne_bytes()));
+        assert_eq!(parse_service(&b, false).unwrap().0.fwmark, 0);
+        // A wrongly sized mark.
+        let mut b = attr(svc::AF, &2u16.to_ne_bytes());
+        b.extend(attr(svc::FWMARK, &[7, 0]));
+        assert_eq!(parse_service(&b, false).unwrap_err().errno, EINVAL);
+        // Neither mark nor address.
+        let b = attr(svc::AF, &2u16.to_ne_bytes());
+        assert_eq!(
+            parse_service(&b, false).unwrap_err().msg,
+            c"service protocol missing"
+        );
+    }
+
+    #[test]
+    fn one_packet_only_for_udp() {
+        let mut b = attr(svc::AF, &2u16.to_ne_bytes());
+        b.extend(attr(svc::PROTOCOL, &6u16.to_ne_bytes()));
+        b.extend(attr(svc::ADDR, &v4([10, 0, 0, 1])));
+        b.extend(attr(svc::PORT, &80u16.to_be_bytes()));
+        b.extend(attr(svc::SCHED_NAME, b"rr\0"));
+        let mut f = Vec::new();
+        f.extend_from_slice(&SVC_F_ONEPACKET.to_ne_bytes());
+        f.extend_from_slice(&u32::MAX.to_ne_bytes());
+        b.extend(attr(svc::FLAGS, &f));
+        let e = parse_service(&b, true).unwrap_err();
+        assert_eq!(
+            (e.errno, e.msg),
+            (EINVAL, c"one-packet scheduling is only for UDP services")
+        );
+        // The same for UDP is fine; the flag survives the mask.
+        let pos = 8 + 4; // the AF attribute (8 bytes), PROTOCOL's header
+        b[pos] = 17;
+        let (k, p) = parse_service(&b, true).unwrap();
+        assert_eq!((k.protocol, p.unwrap().flags), (17, SVC_F_ONEPACKET));
     }
 }

@@ -26,6 +26,10 @@
 #define RVS_SVC_F_PERSISTENT	0x0001
 #define RVS_SVC_F_HASHED	0x0002
 #define RVS_SVC_F_ONEPACKET	0x0004
+/* Scheduler flags (ipvsadm -b): sh-/mh-fallback, sh-/mh-port, flag-3. */
+#define RVS_SVC_F_SCHED1	0x0008
+#define RVS_SVC_F_SCHED2	0x0010
+#define RVS_SVC_F_SCHED3	0x0020
 
 /* Forwarding methods (RVS_DEST_ATTR_FWD_METHOD), IPVS's values. */
 #define RVS_CONN_F_FWD_MASK	0x0007
@@ -82,6 +86,10 @@ enum rvs_attr {
 	/* runtime settings, u32 each, named in rvs/core/settings.rs */
 	RVS_CMD_ATTR_EXPIRE_NODEST_CONN,	/* 8: 0/1 */
 	RVS_CMD_ATTR_EXPIRE_QUIESCENT_TEMPLATE,	/* 9: 0/1 */
+	/* 10: reserved (conntrack) */
+	RVS_CMD_ATTR_CONN_MAX = 11,	/* 11: entries, 16..16777216 */
+	RVS_CMD_ATTR_DROP_ENTRY,	/* 12: percent of conn_max, 0 = off */
+	RVS_CMD_ATTR_SECURE_TCP,	/* 13: seconds, 0 = off */
 	__RVS_CMD_ATTR_MAX,
 };
 #define RVS_CMD_ATTR_MAX (__RVS_CMD_ATTR_MAX - 1)
@@ -159,6 +167,7 @@ enum rvs_conn_attr {
 	RVS_CONN_ATTR_STATE,		/* 9: string, e.g. "ESTABLISHED", "UDP" */
 	RVS_CONN_ATTR_EXPIRES,		/* 10: u32, milliseconds until expiry */
 	RVS_CONN_ATTR_FWD_METHOD,	/* 11: u32 RVS_CONN_F_* */
+	RVS_CONN_ATTR_DEST_AF,		/* 12: u16 real server's family (differs when tunnelled) */
 	__RVS_CONN_ATTR_MAX,
 };
 #define RVS_CONN_ATTR_MAX (__RVS_CONN_ATTR_MAX - 1)
@@ -168,6 +177,12 @@ enum rvs_info_attr {
 	RVS_INFO_ATTR_UNSPEC = 0,
 	RVS_INFO_ATTR_VERSION,		/* 1: u32 */
 	RVS_INFO_ATTR_CONN_TAB_SIZE,	/* 2: u32 */
+	/* rvs additions, after IPVS's numbers */
+	RVS_INFO_ATTR_CONN_COUNT,	/* 3: u32 entries in the connection table */
+	RVS_INFO_ATTR_CONN_MEMORY,	/* 4: u64 bytes held by the connection table */
+	RVS_INFO_ATTR_CONN_REFUSED,	/* 5: u64 new connections refused (table full, no memory) */
+	RVS_INFO_ATTR_CONN_EVICTED,	/* 6: u64 embryonic entries evicted (drop_entry) */
+	RVS_INFO_ATTR_PAD,		/* 7: padding for the u64 attributes */
 	__RVS_INFO_ATTR_MAX,
 };
 #define RVS_INFO_ATTR_MAX (__RVS_INFO_ATTR_MAX - 1)

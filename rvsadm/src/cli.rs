@@ -14,7 +14,7 @@ use clap::{Arg, ArgAction, ArgGroup, ArgMatches};
 
 use crate::types::{
     af_of, DestKey, DestSpec, Forward, Netmask, Protocol, ServiceKey, ServiceSpec, Timeouts,
-    TunnelOpts, DEFAULT_PERSISTENT_TIMEOUT, DEFAULT_SCHEDULER,
+    TunnelOpts, DEFAULT_PERSISTENT_TIMEOUT, DEFAULT_SCHEDULER, SCHED_FLAG_NAMES,
 };
 use crate::uapi;
 use rvs_core::settings;
@@ -44,6 +44,17 @@ pub enum Command {
     /// validated against `rvs_core::settings`.
     SetOptions(Vec<(u16, u32)>),
     List(ListOptions),
+    /// `-S`: print the rules in ipvsadm's save form.
+    Save,
+    /// `-R`: apply rules in that form from standard input.
+    Restore,
+}
+
+impl Command {
+    /// Whether this command changes the configuration (what `-R` accepts).
+    pub fn is_change(&self) -> bool {
+        !matches!(self, Command::List(_) | Command::Save | Command::Restore)
+    }
 }
 
 /// What `-L` lists.
@@ -108,18 +119,21 @@ pub const HELP: &str = "\
 rvsadm - control tool for the rvs Layer-4 load balancer (ipvsadm-compatible)
 
 Usage:
-  rvsadm -A|-E -t|-u service-address [-s scheduler] [-p [timeout]] [-M netmask]
-  rvsadm -D -t|-u service-address
+  rvsadm -A|-E -t|-u|-f service-address [-s scheduler] [-p [timeout]] [-M netmask]
+                [-b sched-flags] [-o]
+  rvsadm -D -t|-u|-f service-address
   rvsadm -C
-  rvsadm -a|-e -t|-u service-address -r server-address [-g|-i|-m] [-w weight]
+  rvsadm -R
+  rvsadm -S [-n]
+  rvsadm -a|-e -t|-u|-f service-address -r server-address [-g|-i|-m] [-w weight]
                 [-x upper-threshold] [-y lower-threshold]
                 [--tun-type ipip|gue|gre] [--tun-port port]
                 [--tun-nocsum|--tun-csum|--tun-remcsum]
-  rvsadm -d -t|-u service-address -r server-address
-  rvsadm [-L|-l] [-t|-u service-address] [-n] [--stats|--rate|--tun-info] [--exact]
+  rvsadm -d -t|-u|-f service-address -r server-address
+  rvsadm [-L|-l] [-t|-u|-f service-address] [-n] [--stats|--rate|--tun-info] [--exact]
                 [--json]
   rvsadm -L|-l -c|--timeout [-n] [--json]
-  rvsadm -Z [-t|-u service-address]
+  rvsadm -Z [-t|-u|-f service-address]
   rvsadm --set tcp tcpfin udp
   rvsadm --set-option name=value [--set-option name=value ...]
   rvsadm -L|-l --options [--json]
@@ -130,6 +144,10 @@ Commands (exactly one; without any, rvsadm lists the table like -L):
   -E, --edit-service     edit a virtual service (unset options get their defaults)
   -D, --delete-service   delete a virtual service and its real servers
   -C, --clear            delete all virtual services
+  -R, --restore          apply rules from standard input, one command a
+                         line in the form -S prints (ipvsadm-save's too);
+                         stops at the first failing line
+  -S, --save             print the rules as rvsadm/ipvsadm commands
   -a, --add-server       add a real server to a virtual service
   -e, --edit-server      edit a real server (unset options get their defaults)
   -d, --delete-server    delete a real server from a virtual service
@@ -148,6 +166,9 @@ Commands (exactly one; without any, rvsadm lists the table like -L):
 Options:
   -t, --tcp-service ADDR[:PORT]   TCP virtual service
   -u, --udp-service ADDR[:PORT]   UDP virtual service
+  -f, --fwmark-service MARK       firewall-mark service: packets whose mark
+                                  (nftables meta mark, iptables MARK) is MARK
+                                  (1-4294967295), any protocol and address
       ADDR is a numeric IPv4 or IPv6 address (host names are not resolved);
       IPv6 with a port is written [ADDR]:PORT. PORT is a number (service
       names are not resolved); a missing port means 0 (all ports), which
@@ -159,6 +180,12 @@ Options:
   -M, --netmask NETMASK           persistence granularity: an IPv4 netmask
                                   (default 255.255.255.255) or an IPv6
                                   prefix length 1-128 (default 128)
+  -b, --sched-flags FLAGS         scheduler flags, comma-separated:
+                                  sh-fallback, sh-port (sh), mh-fallback,
+                                  mh-port (mh), flag-1, flag-2, flag-3
+  -o, --ops                       one-packet scheduling: every UDP datagram
+                                  is scheduled on its own, no connection
+                                  entry is kept
   -r, --real-server ADDR[:PORT]   real server; the port defaults to the
                                   service's, and may differ only with -m
   -g, --gatewaying                forward by direct routing (default)
@@ -197,6 +224,9 @@ Every command except -h/-V needs CAP_NET_ADMIN and the rvs module loaded.
 const OPTIONS: &[(&str, &str)] = &[
     ("tcp-service", "-t/--tcp-service"),
     ("udp-service", "-u/--udp-service"),
+    ("fwmark-service", "-f/--fwmark-service"),
+    ("sched-flags", "-b/--sched-flags"),
+    ("ops", "-o/--ops"),
     ("scheduler", "-s/--scheduler"),
     ("persistent", "-p/--persistent"),
     ("netmask", "-M/--netmask"),
@@ -234,9 +264,12 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
         &[
             "tcp-service",
             "udp-service",
+            "fwmark-service",
             "scheduler",
             "persistent",
             "netmask",
+            "sched-flags",
+            "ops",
         ],
     ),
     (
@@ -245,15 +278,18 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
         &[
             "tcp-service",
             "udp-service",
+            "fwmark-service",
             "scheduler",
             "persistent",
             "netmask",
+            "sched-flags",
+            "ops",
         ],
     ),
     (
         "delete-service",
         "-D/--delete-service",
-        &["tcp-service", "udp-service"],
+        &["tcp-service", "udp-service", "fwmark-service"],
     ),
     ("clear", "-C/--clear", &[]),
     (
@@ -262,6 +298,7 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
         &[
             "tcp-service",
             "udp-service",
+            "fwmark-service",
             "real-server",
             "gatewaying",
             "ipip",
@@ -282,6 +319,7 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
         &[
             "tcp-service",
             "udp-service",
+            "fwmark-service",
             "real-server",
             "gatewaying",
             "ipip",
@@ -299,7 +337,12 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
     (
         "delete-server",
         "-d/--delete-server",
-        &["tcp-service", "udp-service", "real-server"],
+        &[
+            "tcp-service",
+            "udp-service",
+            "fwmark-service",
+            "real-server",
+        ],
     ),
     (
         "list",
@@ -307,6 +350,7 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
         &[
             "tcp-service",
             "udp-service",
+            "fwmark-service",
             "numeric",
             "json",
             "connection",
@@ -318,9 +362,15 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
             "tun-info",
         ],
     ),
-    ("zero", "-Z/--zero", &["tcp-service", "udp-service"]),
+    (
+        "zero",
+        "-Z/--zero",
+        &["tcp-service", "udp-service", "fwmark-service"],
+    ),
     ("set", "--set", &[]),
     ("set-option", "--set-option", &[]),
+    ("save", "-S/--save", &["numeric"]),
+    ("restore", "-R/--restore", &[]),
 ];
 
 fn flag(id: &'static str, short: char, long: &'static str) -> Arg {
@@ -355,6 +405,8 @@ fn clap_command() -> clap::Command {
             flag("delete-server", 'd', "delete-server"),
             flag("list", 'L', "list").short_alias('l'),
             flag("zero", 'Z', "zero"),
+            flag("save", 'S', "save"),
+            flag("restore", 'R', "restore"),
             Arg::new("set")
                 .long("set")
                 .value_names(["TCP", "TCPFIN", "UDP"])
@@ -369,7 +421,10 @@ fn clap_command() -> clap::Command {
             flag("version", 'V', "version"),
             value("tcp-service", 't', "tcp-service", "ADDR:PORT"),
             value("udp-service", 'u', "udp-service", "ADDR:PORT"),
+            value("fwmark-service", 'f', "fwmark-service", "MARK"),
             value("scheduler", 's', "scheduler", "NAME"),
+            value("sched-flags", 'b', "sched-flags", "FLAGS"),
+            flag("ops", 'o', "ops"),
             Arg::new("persistent")
                 .short('p')
                 .long("persistent")
@@ -419,7 +474,7 @@ fn clap_command() -> clap::Command {
         .group(ArgGroup::new("command").args(commands).multiple(false))
         .group(
             ArgGroup::new("service")
-                .args(["tcp-service", "udp-service"])
+                .args(["tcp-service", "udp-service", "fwmark-service"])
                 .multiple(false),
         )
         .group(ArgGroup::new("list-mode").args(LIST_MODES).multiple(false))
@@ -513,6 +568,8 @@ where
         "zero" => Command::Zero(service),
         "set" => Command::SetTimeouts(timeouts(&m)?),
         "set-option" => Command::SetOptions(set_options(&m)?),
+        "save" => Command::Save,
+        "restore" => Command::Restore,
         _ => {
             let mode = if m.get_flag("connection") {
                 ListMode::Connections
@@ -536,8 +593,10 @@ where
             if let (Some(_), Some(opt)) = (service, opt) {
                 let svc = if given(&m, "tcp-service") {
                     "-t/--tcp-service"
-                } else {
+                } else if given(&m, "udp-service") {
                     "-u/--udp-service"
+                } else {
+                    "-f/--fwmark-service"
                 };
                 return usage(format!("option {svc} is not allowed with -L {opt}"));
             }
@@ -607,16 +666,15 @@ fn service_of(m: &ArgMatches) -> Result<Option<ServiceKey>, UsageError> {
         (Protocol::Tcp, t)
     } else if let Some(u) = string_of(m, "udp-service") {
         (Protocol::Udp, u)
+    } else if let Some(f) = string_of(m, "fwmark-service") {
+        let mark = parse_number(f, 1, u32::MAX, "fwmark value")?;
+        return Ok(Some(ServiceKey::fwmark(mark)));
     } else {
         return Ok(None);
     };
     let (addr, port) = parse_addr_port(text)
         .map_err(|e| UsageError(format!("invalid service address '{text}': {e}")))?;
-    Ok(Some(ServiceKey {
-        protocol,
-        addr,
-        port: port.unwrap_or(0),
-    }))
+    Ok(Some(ServiceKey::new(protocol, addr, port.unwrap_or(0))))
 }
 
 fn service_spec(m: &ArgMatches, key: ServiceKey) -> Result<ServiceSpec, UsageError> {
@@ -636,9 +694,19 @@ fn service_spec(m: &ArgMatches, key: ServiceKey) -> Result<ServiceSpec, UsageErr
         Some(s) => parse_netmask(s, &key.addr)?,
         None => Netmask::default_for(&key.addr),
     };
-    if key.port == 0 && persistent.is_none() {
+    if key.fwmark == 0 && key.port == 0 && persistent.is_none() {
         return usage(format!(
             "zero port specified for non-persistent service {key}: give a port or -p"
+        ));
+    }
+    let sched_flags = match string_of(m, "sched-flags") {
+        Some(f) => parse_sched_flags(f, &scheduler)?,
+        None => 0,
+    };
+    let one_packet = m.get_flag("ops");
+    if one_packet && key.fwmark == 0 && key.protocol != Protocol::Udp {
+        return usage(format!(
+            "one-packet scheduling (-o) is only for UDP services, not {key}"
         ));
     }
     Ok(ServiceSpec {
@@ -646,6 +714,8 @@ fn service_spec(m: &ArgMatches, key: ServiceKey) -> Result<ServiceSpec, UsageErr
         scheduler,
         persistent,
         netmask,
+        sched_flags,
+        one_packet,
     })
 }
 
@@ -675,7 +745,9 @@ fn dest_key(m: &ArgMatches, svc: &ServiceKey, cmd_name: &str) -> Result<DestKey,
 fn dest_spec(m: &ArgMatches, svc: &ServiceKey, cmd_name: &str) -> Result<DestSpec, UsageError> {
     let key = dest_key(m, svc, cmd_name)?;
     let forward = forward_of(m);
-    if forward != Forward::Masq && key.port != svc.port {
+    // A firewall-mark service has no port: a server port of 0 keeps the
+    // packet's, any other is used as given (as ipvsadm).
+    if svc.fwmark == 0 && forward != Forward::Masq && key.port != svc.port {
         return usage(format!(
             "port mapping requires masquerading (-m): real server port {} differs from \
              service port {} but {} forwarding keeps the port",
@@ -826,6 +898,49 @@ fn parse_port(p: &str) -> Result<u16, String> {
     ))
 }
 
+/// Parses `-b`'s comma-separated scheduler flags for scheduler `sched`
+/// into `RVS_SVC_F_SCHED*` bits, as ipvsadm: sh-* only with sh, mh-* only
+/// with mh.
+pub fn parse_sched_flags(s: &str, sched: &str) -> Result<u32, UsageError> {
+    let mut flags = 0;
+    for name in s.split(',') {
+        let Some(&(_, bit, needs)) = SCHED_FLAG_NAMES.iter().find(|f| f.0 == name) else {
+            let known: Vec<&str> = SCHED_FLAG_NAMES.iter().map(|f| f.0).collect();
+            return usage(format!(
+                "invalid scheduler flag '{name}' (expected {})",
+                known.join(", ")
+            ));
+        };
+        if let Some(need) = needs {
+            if need != sched {
+                return usage(format!(
+                    "incompatible scheduler flag '{name}': it needs scheduler {need}, not {sched}"
+                ));
+            }
+        }
+        flags |= bit;
+    }
+    Ok(flags)
+}
+
+/// One line of `-R` input: `None` for a blank line or a `#` comment, else
+/// the command it holds (a change: -A -E -D -C -a -e -d -Z --set). The
+/// words are split at white space, as ipvsadm does.
+pub fn parse_restore_line(line: &str) -> Result<Option<Command>, UsageError> {
+    let line = line.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return Ok(None);
+    }
+    let mut args = vec!["rvsadm"];
+    args.extend(line.split_whitespace());
+    match parse(args)? {
+        Invocation::Run(cmd) if cmd.is_change() => Ok(Some(cmd)),
+        _ => usage(
+            "only commands that change the rules (-A -E -D -C -a -e -d -Z --set) may be restored",
+        ),
+    }
+}
+
 /// Parses a decimal number in `min..=max`.
 pub fn parse_number(s: &str, min: u32, max: u32, what: &str) -> Result<u32, UsageError> {
     match s.parse::<u64>() {
@@ -891,11 +1006,7 @@ mod tests {
     }
 
     fn tcp(addr: &str, port: u16) -> ServiceKey {
-        ServiceKey {
-            protocol: Protocol::Tcp,
-            addr: addr.parse().unwrap(),
-            port,
-        }
+        ServiceKey::new(Protocol::Tcp, addr.parse().unwrap(), port)
     }
 
     #[test]
@@ -908,6 +1019,8 @@ mod tests {
                 scheduler: "wlc".into(),
                 persistent: None,
                 netmask: Netmask(0xffff_ffff),
+                sched_flags: 0,
+                one_packet: false,
             })
         );
     }
@@ -1014,11 +1127,7 @@ mod tests {
         assert_eq!(
             run(&["-d", "-u", "10.0.0.1:53", "-r", "10.0.1.1"]).unwrap(),
             Command::DeleteServer(
-                ServiceKey {
-                    protocol: Protocol::Udp,
-                    addr: "10.0.0.1".parse().unwrap(),
-                    port: 53
-                },
+                ServiceKey::new(Protocol::Udp, "10.0.0.1".parse().unwrap(), 53),
                 DestKey {
                     addr: "10.0.1.1".parse().unwrap(),
                     port: 53
@@ -1105,11 +1214,11 @@ mod tests {
         );
         assert_eq!(
             run(&["-Z", "-u", "[2001:db8::1]:53"]).unwrap(),
-            Command::Zero(Some(ServiceKey {
-                protocol: Protocol::Udp,
-                addr: "2001:db8::1".parse().unwrap(),
-                port: 53
-            }))
+            Command::Zero(Some(ServiceKey::new(
+                Protocol::Udp,
+                "2001:db8::1".parse().unwrap(),
+                53
+            )))
         );
         assert_eq!(
             run(&["--set", "900", "120", "300"]).unwrap(),
@@ -1266,6 +1375,12 @@ mod tests {
             "--stats",
             "--rate",
             "--exact",
+            "--fwmark-service",
+            "--sched-flags",
+            "--ops",
+            "--save",
+            "--restore",
+            "--tun-type",
             "--version",
             "--help",
             "not resolved",
@@ -1351,6 +1466,147 @@ mod tests {
                 "multi-line error for {args:?}: {got:?}"
             );
         }
+    }
+
+    #[test]
+    fn fwmark_sched_flags_ops_save_restore() {
+        let Command::AddService(s) =
+            run(&["-A", "-f", "1", "-s", "sh", "-b", "sh-fallback,sh-port"]).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(s.key, ServiceKey::fwmark(1));
+        assert_eq!(s.sched_flags, 0x18);
+        assert!(!s.one_packet);
+        let Command::AddService(s) = run(&["-A", "-u", "10.0.0.1:53", "-s", "rr", "-o"]).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(s.flags(), uapi::RVS_SVC_F_ONEPACKET);
+        let Command::EditService(s) = run(&[
+            "-E",
+            "--fwmark-service",
+            "4294967295",
+            "-p",
+            "60",
+            "--ops",
+            "-s",
+            "mh",
+            "--sched-flags",
+            "mh-port",
+        ])
+        .unwrap() else {
+            panic!()
+        };
+        assert_eq!(s.flags(), 0x1 | 0x4 | 0x10);
+        assert_eq!(s.key.fwmark, u32::MAX);
+        assert_eq!(
+            run(&["-b", "flag-1,flag-2,flag-3", "-A", "-t", "10.0.0.1:80"]).map(|c| match c {
+                Command::AddService(s) => s.sched_flags,
+                _ => 0,
+            }),
+            Ok(0x38)
+        );
+        // Real servers of a fwmark service: port 0 (keep the packet's) or
+        // any port, with any forwarding method.
+        let Command::AddServer(k, d) = run(&["-a", "-f", "1", "-r", "10.0.1.1", "-g"]).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!((k.fwmark, d.key.port), (1, 0));
+        let Command::AddServer(_, d) =
+            run(&["-a", "-f", "1", "-r", "10.0.1.1:8080", "-g"]).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(d.key.port, 8080);
+        assert_eq!(
+            run(&["-D", "-f", "9"]).unwrap(),
+            Command::DeleteService(ServiceKey::fwmark(9))
+        );
+        assert_eq!(run(&["-S"]).unwrap(), Command::Save);
+        assert_eq!(run(&["-S", "-n"]).unwrap(), Command::Save);
+        assert_eq!(run(&["--save"]).unwrap(), Command::Save);
+        assert_eq!(run(&["-R"]).unwrap(), Command::Restore);
+        assert_eq!(
+            run(&[
+                "-a",
+                "-u",
+                "10.0.0.1:53",
+                "-r",
+                "10.0.1.3:53",
+                "-i",
+                "-w",
+                "2",
+                "--tun-type",
+                "ipip"
+            ]),
+            run(&[
+                "-a",
+                "-u",
+                "10.0.0.1:53",
+                "-r",
+                "10.0.1.3:53",
+                "-i",
+                "-w",
+                "2"
+            ])
+        );
+        for (args, want) in [
+            (&["-A", "-f", "0"][..], "invalid fwmark value '0' (expected a number 1-4294967295)"),
+            (&["-A", "-f", "x"], "invalid fwmark value 'x'"),
+            (&["-A", "-f", "1", "-t", "10.0.0.1:80"], "cannot be used with"),
+            (&["-A", "-t", "10.0.0.1:80", "-s", "rr", "-b", "sh-port"], "incompatible scheduler flag 'sh-port': it needs scheduler sh, not rr"),
+            (&["-A", "-t", "10.0.0.1:80", "-b", "mh-fallback"], "it needs scheduler mh, not wlc"),
+            (&["-A", "-t", "10.0.0.1:80", "-s", "sh", "-b", "sh-port,bogus"], "invalid scheduler flag 'bogus' (expected flag-1, flag-2, flag-3, sh-fallback, sh-port, mh-fallback, mh-port)"),
+            (&["-A", "-t", "10.0.0.1:80", "-s", "sh", "-b", ""], "invalid scheduler flag ''"),
+            (&["-A", "-t", "10.0.0.1:80", "-o"], "one-packet scheduling (-o) is only for UDP services, not TCP 10.0.0.1:80"),
+            (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-o"], "option -o/--ops is not allowed with -a/--add-server"),
+            (&["-S", "-t", "10.0.0.1:80"], "option -t/--tcp-service is not allowed with -S/--save"),
+            (&["-R", "-n"], "option -n/--numeric is not allowed with -R/--restore"),
+            (&["-S", "-R"], "cannot be used with"),
+            (&["-L", "-c", "-f", "3"], "option -f/--fwmark-service is not allowed with -L -c/--connection"),
+            (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-m", "--tun-type", "ipip"], "tunnel options conflict with the forwarding method"),
+        ] {
+            let got = err(args);
+            assert!(got.contains(want), "args {args:?}: got {got:?}, want {want:?}");
+        }
+    }
+
+    #[test]
+    fn restore_lines() {
+        assert_eq!(parse_restore_line("").unwrap(), None);
+        assert_eq!(parse_restore_line("   \t").unwrap(), None);
+        assert_eq!(parse_restore_line("# saved by rvsadm").unwrap(), None);
+        assert_eq!(
+            parse_restore_line("-A -t 10.0.0.1:80 -s rr\n").unwrap(),
+            run(&["-A", "-t", "10.0.0.1:80", "-s", "rr"]).ok()
+        );
+        assert_eq!(
+            parse_restore_line("-a  -t 10.0.0.1:80   -r 10.0.1.1:80 -m -w 1").unwrap(),
+            run(&[
+                "-a",
+                "-t",
+                "10.0.0.1:80",
+                "-r",
+                "10.0.1.1:80",
+                "-m",
+                "-w",
+                "1"
+            ])
+            .ok()
+        );
+        assert_eq!(parse_restore_line("-C").unwrap(), Some(Command::Clear));
+        for bad in ["-L -n", "-S", "-R", "-h", "", "-A -t"] {
+            if bad.is_empty() {
+                continue;
+            }
+            assert!(parse_restore_line(bad).is_err(), "{bad}");
+        }
+        assert!(parse_restore_line("-L -n")
+            .unwrap_err()
+            .0
+            .contains("only commands that change the rules"));
     }
 
     #[test]

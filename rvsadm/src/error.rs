@@ -97,12 +97,22 @@ pub enum Error {
     },
     /// Writing the listing to standard output failed.
     Output(io::Error),
+    /// `-R`: a line of the input failed (1-based line number, its text,
+    /// and why); the lines before it were applied, the rest were not.
+    Restore {
+        line: usize,
+        text: String,
+        cause: Box<Error>,
+    },
+    /// `-R`: reading standard input failed.
+    Input(io::Error),
 }
 
 impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Usage(_) => EXIT_USAGE,
+            Error::Restore { cause, .. } => cause.exit_code(),
             _ => EXIT_FAILURE,
         }
     }
@@ -192,6 +202,11 @@ impl fmt::Display for Error {
                 Ok(())
             }
             Error::Output(e) => write!(f, "writing output: {e}"),
+            Error::Restore { line, text, cause } => write!(
+                f,
+                "restore stopped at line {line} `{text}': {cause} (lines before it were applied)"
+            ),
+            Error::Input(e) => write!(f, "reading standard input: {e}"),
         }
     }
 }

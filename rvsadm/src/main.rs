@@ -1,6 +1,6 @@
 //! rvsadm entry point: parse the command line, talk to the module, print.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufRead, BufWriter, Write};
 use std::process::ExitCode;
 
 use rvsadm::cli::{self, Command, Invocation, ListMode, ListOptions};
@@ -90,6 +90,9 @@ fn run_command(t: &mut impl Transport, cmd: &Command, out: &mut dyn Write) -> Re
             msg::settings_attrs(v),
         ),
         Command::List(opts) => return list(t, opts, out),
+        Command::Save => return save(t, out),
+        // run() hands -R its input; without one there is nothing to apply.
+        Command::Restore => return restore(t, &mut io::empty(), out),
     };
     t.execute(nl_cmd, &attrs).map_err(Error::failed(op))
 }
@@ -113,9 +116,58 @@ fn list(t: &mut impl Transport, opts: &ListOptions, out: &mut dyn Write) -> Resu
         .map_err(Error::failed(Op::GetInfo))?;
     let info =
         msg::parse_info(&reply.attrs).map_err(|e| Error::failed(Op::GetInfo)(NlError::from(e)))?;
+    let entries = fetch_entries(t, opts.service.as_ref())?;
+    let text = if opts.json {
+        output::format_json(&info, &entries)
+    } else {
+        output::format_listing(&info, &entries, opts.service.is_none(), columns, opts.exact)
+    };
+    write_out(out, &text)
+}
 
+/// `-S`: every service and real server as the commands that make them.
+fn save(t: &mut impl Transport, out: &mut dyn Write) -> Result<(), Error> {
+    let entries = fetch_entries(t, None)?;
+    write_out(out, &output::format_rules(&entries))
+}
+
+/// `-R`: applies the commands of `input` line by line over the one
+/// netlink socket `t`, stopping at the first line that cannot be parsed
+/// or that the module refuses (as ipvsadm does); that line is reported
+/// with its number and text.
+fn restore(
+    t: &mut impl Transport,
+    input: &mut dyn BufRead,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    let mut text = String::new();
+    let mut number = 0;
+    loop {
+        text.clear();
+        if input.read_line(&mut text).map_err(Error::Input)? == 0 {
+            return Ok(());
+        }
+        number += 1;
+        let line = text.trim_end_matches(['\n', '\r']);
+        let at = |cause: Error| Error::Restore {
+            line: number,
+            text: line.to_string(),
+            cause: Box::new(cause),
+        };
+        if let Some(cmd) = cli::parse_restore_line(line).map_err(|e| at(e.into()))? {
+            run_command(t, &cmd, out).map_err(at)?;
+        }
+    }
+}
+
+/// The services (all, or one) with their real servers, sorted as ipvsadm
+/// sorts them.
+fn fetch_entries(
+    t: &mut impl Transport,
+    service: Option<&rvsadm::types::ServiceKey>,
+) -> Result<Vec<Entry>, Error> {
     let fail = Error::failed(Op::ListServices);
-    let replies = match &opts.service {
+    let replies = match service {
         Some(key) => vec![t
             .get(uapi::RVS_CMD_GET_SERVICE, &msg::service_key_attrs(key))
             .map_err(fail)?],
@@ -139,54 +191,54 @@ fn list(t: &mut impl Transport, opts: &ListOptions, out: &mut dyn Write) -> Resu
         entries.push(Entry { service, dests });
     }
     output::sort_entries(&mut entries);
-    let text = if opts.json {
-        output::format_json(&info, &entries)
-    } else {
-        output::format_listing(&info, &entries, opts.service.is_none(), columns, opts.exact)
-    };
-    write_out(out, &text)
+    Ok(entries)
 }
 
-/// `-L --timeout`: GET_CONFIG, answered by one SET_CONFIG message.
+/// `-L --timeout`: the timeouts of the GET_CONFIG reply.
 fn list_timeouts(
     t: &mut impl Transport,
     opts: &ListOptions,
     out: &mut dyn Write,
 ) -> Result<(), Error> {
-    let reply = t
-        .get(uapi::RVS_CMD_GET_CONFIG, &[])
-        .map_err(Error::failed(Op::GetTimeouts))?;
-    let timeouts =
-        msg::parse_timeouts(&reply.attrs).map_err(|e| Error::failed(Op::GetTimeouts)(e.into()))?;
-    write_out(
-        out,
-        &if opts.json {
-            output::format_timeouts_json(&timeouts)
+    let text = get_config(t, Op::GetTimeouts, |attrs| {
+        let v = msg::parse_timeouts(attrs)?;
+        Ok(if opts.json {
+            output::format_timeouts_json(&v)
         } else {
-            output::format_timeouts(&timeouts)
-        },
-    )
+            output::format_timeouts(&v)
+        })
+    })?;
+    write_out(out, &text)
 }
 
-/// `-L --options`: the settings part of the GET_CONFIG reply.
+/// `-L --options`: the settings of the GET_CONFIG reply.
 fn list_options(
     t: &mut impl Transport,
     opts: &ListOptions,
     out: &mut dyn Write,
 ) -> Result<(), Error> {
+    let text = get_config(t, Op::GetOptions, |attrs| {
+        let v = msg::parse_settings(attrs)?;
+        Ok(if opts.json {
+            output::format_settings_json(&v)
+        } else {
+            output::format_settings(&v)
+        })
+    })?;
+    write_out(out, &text)
+}
+
+/// GET_CONFIG (answered by one SET_CONFIG message), its attributes turned
+/// into text by `render`; failures are reported as `op`.
+fn get_config(
+    t: &mut impl Transport,
+    op: Op,
+    render: impl FnOnce(&[u8]) -> Result<String, msg::ParseError>,
+) -> Result<String, Error> {
     let reply = t
         .get(uapi::RVS_CMD_GET_CONFIG, &[])
-        .map_err(Error::failed(Op::GetOptions))?;
-    let values =
-        msg::parse_settings(&reply.attrs).map_err(|e| Error::failed(Op::GetOptions)(e.into()))?;
-    write_out(
-        out,
-        &if opts.json {
-            output::format_settings_json(&values)
-        } else {
-            output::format_settings(&values)
-        },
-    )
+        .map_err(Error::failed(op))?;
+    render(&reply.attrs).map_err(|e| Error::failed(op)(e.into()))
 }
 
 /// `-L -c`: the GET_CONN dump, printed entry by entry as it arrives.
@@ -241,6 +293,9 @@ fn run(out: &mut dyn Write) -> Result<(), Error> {
             cause,
         },
     })?;
+    if cmd == Command::Restore {
+        return restore(&mut client, &mut io::stdin().lock(), out);
+    }
     run_command(&mut client, &cmd, out)
 }
 
@@ -409,11 +464,11 @@ mod tests {
         assert!(f.sent[0].2.is_empty(), "ZERO of all carries no attributes");
         let mut f = Fake::default();
         run_on(&mut f, &command(&["--zero", "-t", "10.0.0.1:80"])).unwrap();
-        let key = rvsadm::types::ServiceKey {
-            protocol: rvsadm::types::Protocol::Tcp,
-            addr: "10.0.0.1".parse().unwrap(),
-            port: 80,
-        };
+        let key = rvsadm::types::ServiceKey::new(
+            rvsadm::types::Protocol::Tcp,
+            "10.0.0.1".parse().unwrap(),
+            80,
+        );
         assert_eq!(f.sent[0].2, msg::service_key_attrs(&key));
         let mut f = Fake::default();
         run_on(&mut f, &command(&["--set", "0", "120", "300"])).unwrap();
@@ -595,6 +650,102 @@ mod tests {
     }
 
     #[test]
+    fn restore_applies_lines_and_stops_at_the_first_bad_one() {
+        let input = "# rules\n-A -t 10.0.0.1:80 -s rr\n\n-a -t 10.0.0.1:80 -r 10.0.1.1:80 -m -w 1\n-A -f 1 -s sh -b sh-port\n";
+        let mut f = Fake::default();
+        let mut out = Vec::new();
+        restore(&mut f, &mut input.as_bytes(), &mut out).unwrap();
+        let cmds: Vec<u8> = f.sent.iter().map(|s| s.1).collect();
+        assert_eq!(
+            cmds,
+            vec![
+                uapi::RVS_CMD_NEW_SERVICE,
+                uapi::RVS_CMD_NEW_DEST,
+                uapi::RVS_CMD_NEW_SERVICE
+            ]
+        );
+        assert_eq!(
+            f.sent[1].2,
+            command(&[
+                "-a",
+                "-t",
+                "10.0.0.1:80",
+                "-r",
+                "10.0.1.1:80",
+                "-m",
+                "-w",
+                "1"
+            ])
+            .pipe_attrs()
+        );
+
+        // A bad line: the ones before were applied, none after.
+        let input = "-A -t 10.0.0.1:80 -s rr\n-a -t 10.0.0.1:80 -r 10.0.1.1:8080 -g\n-C\n";
+        let mut f = Fake::default();
+        let e = restore(&mut f, &mut input.as_bytes(), &mut Vec::new()).unwrap_err();
+        assert_eq!(f.sent.len(), 1);
+        assert_eq!(e.exit_code(), 2);
+        let text = e.to_string();
+        assert!(
+            text.starts_with("restore stopped at line 2 `-a -t 10.0.0.1:80 -r 10.0.1.1:8080 -g': port mapping requires masquerading"),
+            "{text}"
+        );
+        // A line the module refuses.
+        let mut f = Fake {
+            fail_execute: Some(17),
+            ..Fake::default()
+        };
+        let e = restore(
+            &mut f,
+            &mut "\n-A -t 10.0.0.1:80 -s rr\n-C\n".as_bytes(),
+            &mut Vec::new(),
+        )
+        .unwrap_err();
+        assert_eq!(f.sent.len(), 1);
+        assert_eq!(e.exit_code(), 1);
+        assert!(
+            e.to_string()
+                .starts_with("restore stopped at line 2 `-A -t 10.0.0.1:80 -s rr': adding service failed: File exists"),
+            "{e}"
+        );
+    }
+
+    /// The attributes a command line sends.
+    trait PipeAttrs {
+        fn pipe_attrs(&self) -> Vec<u8>;
+    }
+
+    impl PipeAttrs for Command {
+        fn pipe_attrs(&self) -> Vec<u8> {
+            let mut f = Fake::default();
+            run_on(&mut f, self).unwrap();
+            f.sent.remove(0).2
+        }
+    }
+
+    #[test]
+    fn save_prints_rules() {
+        let mut f = Fake {
+            services: vec![service_reply([10, 0, 0, 1], 80)],
+            dests: vec![dest_reply([10, 0, 1, 1], 80)],
+            ..Fake::default()
+        };
+        let out = run_on(&mut f, &command(&["-S", "-n"])).unwrap();
+        assert_eq!(
+            out,
+            "-A -t 10.0.0.1:80 -s rr\n-a -t 10.0.0.1:80 -r 10.0.1.1:80 -m -w 1\n"
+        );
+        let calls: Vec<(&str, u8)> = f.sent.iter().map(|s| (s.0, s.1)).collect();
+        assert_eq!(
+            calls,
+            vec![
+                ("dump", uapi::RVS_CMD_GET_SERVICE),
+                ("dump", uapi::RVS_CMD_GET_DEST)
+            ]
+        );
+    }
+
+    #[test]
     fn kernel_error_is_reported_with_context() {
         let mut f = Fake {
             fail_execute: Some(2),
@@ -663,11 +814,11 @@ mod tests {
         );
         assert!(f.sent[0].2.is_empty() && f.sent[1].2.is_empty());
         // GET_DEST names the service by AF, PROTOCOL, ADDR, PORT.
-        let key = msg::service_key_attrs(&rvsadm::types::ServiceKey {
-            protocol: rvsadm::types::Protocol::Tcp,
-            addr: "10.0.0.1".parse().unwrap(),
-            port: 80,
-        });
+        let key = msg::service_key_attrs(&rvsadm::types::ServiceKey::new(
+            rvsadm::types::Protocol::Tcp,
+            "10.0.0.1".parse().unwrap(),
+            80,
+        ));
         assert_eq!(f.sent[2].2, key);
 
         // One service: GET_SERVICE as a plain request, then JSON.

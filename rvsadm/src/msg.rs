@@ -8,8 +8,8 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::types::{
-    af_of, Conn, Dest, DestKey, DestSpec, Forward, Info, Netmask, Protocol, Service, ServiceKey,
-    ServiceSpec, Stats, Timeouts, TunnelOpts,
+    af_of, Conn, ConnCounters, Dest, DestKey, DestSpec, Forward, Info, Netmask, Protocol, Service,
+    ServiceKey, ServiceSpec, Stats, Timeouts, TunnelOpts,
 };
 use crate::uapi::{self, linux};
 use rvs_core::settings::{self, SettingSpec};
@@ -97,8 +97,13 @@ pub fn inet_addr_bytes(addr: &IpAddr) -> [u8; 16] {
 }
 
 fn put_service_key(w: &mut AttrWriter, key: &ServiceKey) {
-    w.put_u16(uapi::RVS_SVC_ATTR_AF, key.af())
-        .put_u16(uapi::RVS_SVC_ATTR_PROTOCOL, key.protocol.number())
+    w.put_u16(uapi::RVS_SVC_ATTR_AF, key.af());
+    if key.fwmark != 0 {
+        // As libipvs: a firewall-mark service is named by AF and mark only.
+        w.put_u32(uapi::RVS_SVC_ATTR_FWMARK, key.fwmark);
+        return;
+    }
+    w.put_u16(uapi::RVS_SVC_ATTR_PROTOCOL, key.protocol.number())
         .put(uapi::RVS_SVC_ATTR_ADDR, &inet_addr_bytes(&key.addr))
         .put_be16(uapi::RVS_SVC_ATTR_PORT, key.port);
 }
@@ -479,11 +484,24 @@ pub fn parse_dest(buf: &[u8], svc_af: u16) -> Result<Dest, ParseError> {
 pub fn parse_info(attrs: &[u8]) -> Result<Info, ParseError> {
     let mut version = None;
     let mut size = 0;
+    let mut conns: Option<ConnCounters> = None;
     for a in Attrs::new(attrs) {
         let (ty, p) = a?;
         match ty {
             uapi::RVS_INFO_ATTR_VERSION => version = Some(get_u32(p, "info VERSION")?),
             uapi::RVS_INFO_ATTR_CONN_TAB_SIZE => size = get_u32(p, "info CONN_TAB_SIZE")?,
+            uapi::RVS_INFO_ATTR_CONN_COUNT => {
+                conns.get_or_insert_default().count = get_u32(p, "info CONN_COUNT")?
+            }
+            uapi::RVS_INFO_ATTR_CONN_MEMORY => {
+                conns.get_or_insert_default().memory = get_u64(p, "info CONN_MEMORY")?
+            }
+            uapi::RVS_INFO_ATTR_CONN_REFUSED => {
+                conns.get_or_insert_default().refused = get_u64(p, "info CONN_REFUSED")?
+            }
+            uapi::RVS_INFO_ATTR_CONN_EVICTED => {
+                conns.get_or_insert_default().evicted = get_u64(p, "info CONN_EVICTED")?
+            }
             _ => {}
         }
     }
@@ -491,6 +509,7 @@ pub fn parse_info(attrs: &[u8]) -> Result<Info, ParseError> {
         Some(version) => Ok(Info {
             version,
             conn_tab_size: size,
+            conns,
         }),
         None => perr("info reply without VERSION"),
     }
@@ -528,6 +547,7 @@ pub fn parse_conn(buf: &[u8]) -> Result<Conn, ParseError> {
     let mut state = String::new();
     let mut expires_ms = 0u32;
     let mut fwd = uapi::RVS_CONN_F_MASQ;
+    let mut dest_af = None;
     for a in Attrs::new(buf) {
         let (ty, p) = a?;
         match ty {
@@ -542,24 +562,26 @@ pub fn parse_conn(buf: &[u8]) -> Result<Conn, ParseError> {
             uapi::RVS_CONN_ATTR_STATE => state = get_string(p),
             uapi::RVS_CONN_ATTR_EXPIRES => expires_ms = get_u32(p, "conn EXPIRES")?,
             uapi::RVS_CONN_ATTR_FWD_METHOD => fwd = get_u32(p, "conn FWD_METHOD")?,
+            uapi::RVS_CONN_ATTR_DEST_AF => dest_af = Some(get_u16(p, "conn DEST_AF")?),
             _ => {}
         }
     }
     let Some(af) = af else {
         return perr("connection without AF");
     };
-    let addr = |raw: Option<&[u8]>, what: &str| match raw {
+    // A tunnelled real server may be of the other family.
+    let addr = |raw: Option<&[u8]>, af: u16, what: &str| match raw {
         Some(p) => get_addr(p, af, what),
         None => perr(format!("connection without {what}")),
     };
     Ok(Conn {
         af,
         protocol: Protocol::from_number(protocol),
-        caddr: addr(caddr, "CADDR")?,
+        caddr: addr(caddr, af, "CADDR")?,
         cport,
-        vaddr: addr(vaddr, "VADDR")?,
+        vaddr: addr(vaddr, af, "VADDR")?,
         vport,
-        daddr: addr(daddr, "DADDR")?,
+        daddr: addr(daddr, dest_af.unwrap_or(af), "DADDR")?,
         dport,
         state,
         expires_ms,
@@ -573,11 +595,7 @@ mod tests {
     use crate::types::DEFAULT_PERSISTENT_TIMEOUT;
 
     fn tcp_key() -> ServiceKey {
-        ServiceKey {
-            protocol: Protocol::Tcp,
-            addr: "10.0.0.1".parse().unwrap(),
-            port: 80,
-        }
+        ServiceKey::new(Protocol::Tcp, "10.0.0.1".parse().unwrap(), 80)
     }
 
     /// Little helper for expected bytes: native-endian u16/u32.
@@ -618,6 +636,8 @@ mod tests {
             scheduler: "rr".into(),
             persistent: None,
             netmask: Netmask(0xffff_ffff),
+            sched_flags: 0,
+            one_packet: false,
         };
         let got = service_attrs(&spec);
         let inner = [
@@ -644,12 +664,44 @@ mod tests {
     }
 
     #[test]
+    fn fwmark_service_is_named_by_af_and_mark() {
+        let got = service_key_attrs(&ServiceKey::fwmark(7));
+        let inner = [attr(1, &ne16(2)), attr(5, &ne32(7))].concat();
+        assert_eq!(got, attr(1 | NLA_F_NESTED, &inner));
+        // Flags of -b and -o travel in FLAGS with the persistence bit.
+        let spec = ServiceSpec {
+            key: ServiceKey::fwmark(7),
+            scheduler: "sh".into(),
+            persistent: Some(60),
+            netmask: Netmask(0xffff_ffff),
+            sched_flags: uapi::RVS_SVC_F_SCHED1 | uapi::RVS_SVC_F_SCHED2,
+            one_packet: true,
+        };
+        assert_eq!(spec.flags(), 0x1 | 0x4 | 0x8 | 0x10);
+        let got = service_attrs(&spec);
+        let nested = find_attr(&got, uapi::RVS_CMD_ATTR_SERVICE)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            find_attr(nested, uapi::RVS_SVC_ATTR_FWMARK).unwrap(),
+            Some(&ne32(7)[..])
+        );
+        assert_eq!(find_attr(nested, uapi::RVS_SVC_ATTR_ADDR).unwrap(), None);
+        assert_eq!(
+            find_attr(nested, uapi::RVS_SVC_ATTR_FLAGS).unwrap(),
+            Some(&[ne32(0x1d), ne32(u32::MAX)].concat()[..])
+        );
+    }
+
+    #[test]
     fn persistent_service_flags_timeout_and_mask() {
         let spec = ServiceSpec {
             key: tcp_key(),
             scheduler: "wlc".into(),
             persistent: Some(DEFAULT_PERSISTENT_TIMEOUT),
             netmask: Netmask::from_ipv4("255.255.255.0".parse().unwrap()),
+            sched_flags: 0,
+            one_packet: false,
         };
         let got = service_attrs(&spec);
         let nested = find_attr(&got, uapi::RVS_CMD_ATTR_SERVICE)
@@ -718,11 +770,7 @@ mod tests {
             addr: "2001:db8::5".parse().unwrap(),
             port: 443,
         };
-        let svc = ServiceKey {
-            protocol: Protocol::Udp,
-            addr: "2001:db8::1".parse().unwrap(),
-            port: 443,
-        };
+        let svc = ServiceKey::new(Protocol::Udp, "2001:db8::1".parse().unwrap(), 443);
         let got = del_dest_attrs(&svc, &key);
         let v6: Ipv6Addr = "2001:db8::5".parse().unwrap();
         let want_dest = [
@@ -843,13 +891,30 @@ mod tests {
         let buf = [
             attr(1, &ne32(0x010201)),
             attr(2, &ne32(4096)),
-            attr(3, &[0; 4]),
+            attr(99, &[0; 4]),
         ]
         .concat();
         let info = parse_info(&buf).unwrap();
         assert_eq!(info.version_string(), "1.2.1");
         assert_eq!(info.conn_tab_size, 4096);
+        assert_eq!(info.conns, None, "no counters before the first service");
         assert!(parse_info(&attr(2, &ne32(1))).is_err());
+
+        let counters = [
+            attr(1, &ne32(0x010201)),
+            attr(2, &ne32(65536)),
+            attr(3, &ne32(2000)),
+            attr(4, &(1u64 << 20).to_ne_bytes()),
+            attr(5, &7u64.to_ne_bytes()),
+            attr(6, &9u64.to_ne_bytes()),
+        ]
+        .concat();
+        let c = parse_info(&counters).unwrap().conns.unwrap();
+        assert_eq!(
+            (c.count, c.memory, c.refused, c.evicted),
+            (2000, 1 << 20, 7, 9)
+        );
+        assert!(parse_info(&[attr(1, &ne32(1)), attr(5, &[1, 2])].concat()).is_err());
     }
 
     #[test]
@@ -1025,6 +1090,17 @@ mod tests {
         let c6 = parse_conn(&inner6).unwrap();
         assert_eq!(c6.vaddr, "2001:db8::1".parse::<IpAddr>().unwrap());
         assert_eq!(c6.af, 10);
+        // A tunnelled IPv4 real server of an IPv6 service (DEST_AF).
+        let mut mixed = conn_bytes(
+            10,
+            &v6("2001:db8::2"),
+            &v6("2001:db8::1"),
+            &[10, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+        );
+        mixed.extend(attr(12, &ne16(2)));
+        let cm = parse_conn(&mixed).unwrap();
+        assert_eq!(cm.daddr, "10.0.1.1".parse::<IpAddr>().unwrap());
+        assert_eq!(cm.vaddr, "2001:db8::1".parse::<IpAddr>().unwrap());
         // Missing nest, AF or an address; a short IPv6 address.
         assert!(parse_conn_reply(&attr(1, &ne16(2))).is_err());
         assert!(parse_conn(&inner[8..]).is_err());

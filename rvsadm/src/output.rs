@@ -8,7 +8,8 @@ use serde::Serialize;
 use rvs_core::settings::SettingSpec;
 
 use crate::types::{
-    fmt_addr_port, Conn, Dest, Forward, Info, Service, Stats, Timeouts, TunnelOpts,
+    fmt_addr_port, sched_flags_text, Conn, Dest, Forward, Info, Service, Stats, Timeouts,
+    TunnelOpts, SCHED_FLAGS_MASK,
 };
 use crate::uapi::{self, linux};
 
@@ -99,6 +100,9 @@ pub fn service_name(s: &Service) -> String {
 /// The service part of a listing line, e.g. `TCP  10.0.0.1:80 rr persistent 300`.
 pub fn service_line(s: &Service) -> String {
     let mut line = format!("{} {}", service_name(s), s.scheduler);
+    if s.flags & SCHED_FLAGS_MASK != 0 {
+        line.push_str(&format!(" ({})", sched_flags_text(&s.scheduler, s.flags)));
+    }
     if s.is_persistent() {
         line.push_str(&format!(" persistent {}", s.timeout));
         if !s.netmask.is_default_for(s.af) {
@@ -112,6 +116,87 @@ pub fn service_line(s: &Service) -> String {
         line.push_str(" ops");
     }
     line
+}
+
+/// How `-S` names a service: `-t 10.0.0.1:80`, `-u [2001:db8::1]:53`,
+/// `-f 7` (`-f 7 -6` for IPv6).
+fn rule_service_name(s: &Service) -> String {
+    if s.fwmark != 0 {
+        if s.af == linux::AF_INET6 {
+            format!("-f {} -6", s.fwmark)
+        } else {
+            format!("-f {}", s.fwmark)
+        }
+    } else {
+        let opt = match s.protocol.number() {
+            linux::IPPROTO_TCP => "-t",
+            linux::IPPROTO_UDP => "-u",
+            _ => "--xxx-service",
+        };
+        format!("{opt} {}", fmt_addr_port(&s.addr, s.port))
+    }
+}
+
+/// `-S`: the rules as commands, in ipvsadm's save form (`ipvsadm -S -n`),
+/// one `-A` line per service followed by one `-a` line per real server.
+/// Thresholds, which ipvsadm does not save, are appended as `-x`/`-y`
+/// when set, so that `-S | -R` keeps them.
+pub fn format_rules(entries: &[Entry]) -> String {
+    let mut out = String::new();
+    for e in entries {
+        let s = &e.service;
+        let name = rule_service_name(s);
+        out.push_str(&format!("-A {name} -s {}", s.scheduler));
+        if s.is_persistent() {
+            out.push_str(&format!(" -p {}", s.timeout));
+            if !s.netmask.is_default_for(s.af) {
+                out.push_str(&format!(" -M {}", s.netmask.display(s.af)));
+            }
+        }
+        if !s.pe_name.is_empty() {
+            out.push_str(&format!(" --pe {}", s.pe_name));
+        }
+        if s.flags & uapi::RVS_SVC_F_ONEPACKET != 0 {
+            out.push_str(" -o");
+        }
+        if s.flags & SCHED_FLAGS_MASK != 0 {
+            out.push_str(&format!(" -b {}", sched_flags_text(&s.scheduler, s.flags)));
+        }
+        out.push('\n');
+        for d in &e.dests {
+            // ipvsadm 1.31 names the tunnel type of -i servers.
+            let fwd = match d.forward {
+                Forward::Masq => "-m",
+                Forward::Tunnel => "-i",
+                _ => "-g",
+            };
+            out.push_str(&format!(
+                "-a {name} -r {} {fwd} -w {}",
+                fmt_addr_port(&d.addr, d.port),
+                d.weight
+            ));
+            // ipvsadm 1.31 names every -i server's tunnel, with GUE's port
+            // and the checksum mode of GUE and GRE.
+            if d.forward == Forward::Tunnel {
+                let t = &d.tunnel;
+                out.push_str(&format!(" --tun-type {}", t.type_name()));
+                if t.kind == TunnelOpts::GUE {
+                    out.push_str(&format!(" --tun-port {}", t.port));
+                }
+                if t.kind != TunnelOpts::IPIP {
+                    out.push_str(&format!(" --tun-{}", t.csum_name()));
+                }
+            }
+            if d.upper_threshold != 0 {
+                out.push_str(&format!(" -x {}", d.upper_threshold));
+            }
+            if d.lower_threshold != 0 {
+                out.push_str(&format!(" -y {}", d.lower_threshold));
+            }
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// A real server line, e.g. `  -> 10.0.1.1:80                  Masq    1      0          0`
@@ -380,7 +465,18 @@ pub fn conn_json(c: &Conn) -> String {
 struct JsonTable<'a> {
     version: String,
     conn_tab_size: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    conn_table: Option<JsonConns>,
     services: Vec<JsonService<'a>>,
+}
+
+/// The connection table's counters in the JSON listing.
+#[derive(Serialize)]
+struct JsonConns {
+    count: u32,
+    memory_bytes: u64,
+    refused: u64,
+    evicted: u64,
 }
 
 #[derive(Serialize)]
@@ -389,10 +485,13 @@ struct JsonService<'a> {
     address: String,
     port: u16,
     scheduler: &'a str,
-    flags: Vec<&'static str>,
+    flags: Vec<String>,
     persistent_timeout: Option<u32>,
     stats: JsonStats,
     dests: Vec<JsonDest>,
+    /// Firewall mark of a `-f` service (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fwmark: Option<u32>,
 }
 
 #[derive(Serialize)]
@@ -453,13 +552,17 @@ struct JsonTunnel {
 }
 
 /// User-visible flag names (the kernel-internal "hashed" flag is left out).
-fn flag_names(flags: u32) -> Vec<&'static str> {
-    let mut v = Vec::new();
+fn flag_names(sched: &str, flags: u32) -> Vec<String> {
+    let mut v: Vec<String> = sched_flags_text(sched, flags)
+        .split(',')
+        .filter(|f| !f.is_empty())
+        .map(str::to_string)
+        .collect();
     if flags & uapi::RVS_SVC_F_PERSISTENT != 0 {
-        v.push("persistent");
+        v.push("persistent".into());
     }
     if flags & uapi::RVS_SVC_F_ONEPACKET != 0 {
-        v.push("onepacket");
+        v.push("onepacket".into());
     }
     v
 }
@@ -469,6 +572,12 @@ pub fn format_json(info: &Info, entries: &[Entry]) -> String {
     let table = JsonTable {
         version: info.version_string(),
         conn_tab_size: info.conn_tab_size,
+        conn_table: info.conns.map(|c| JsonConns {
+            count: c.count,
+            memory_bytes: c.memory,
+            refused: c.refused,
+            evicted: c.evicted,
+        }),
         services: entries
             .iter()
             .map(|e| {
@@ -478,7 +587,7 @@ pub fn format_json(info: &Info, entries: &[Entry]) -> String {
                     address: s.addr.to_string(),
                     port: s.port,
                     scheduler: &s.scheduler,
-                    flags: flag_names(s.flags),
+                    flags: flag_names(&s.scheduler, s.flags),
                     persistent_timeout: s.is_persistent().then_some(s.timeout),
                     stats: JsonStats::from(&s.stats),
                     dests: e
@@ -501,6 +610,7 @@ pub fn format_json(info: &Info, entries: &[Entry]) -> String {
                             stats: JsonStats::from(&d.stats),
                         })
                         .collect(),
+                    fwmark: (s.fwmark != 0).then_some(s.fwmark),
                 }
             })
             .collect(),
@@ -594,6 +704,7 @@ mod tests {
         Info {
             version: 0x010201,
             conn_tab_size: 4096,
+            conns: None,
         }
     }
 
@@ -636,6 +747,74 @@ TCP  10.0.0.1:80 rr\n\
         let mut f = svc("0.0.0.0", 0, "rr");
         f.fwmark = 7;
         assert_eq!(service_line(&f), "FWM  7 rr");
+    }
+
+    #[test]
+    fn save_rules_like_ipvsadm() {
+        let mut a = svc("10.0.0.1", 80, "rr");
+        let mut p = svc("10.0.0.2", 443, "sh");
+        p.flags |= uapi::RVS_SVC_F_PERSISTENT | uapi::RVS_SVC_F_SCHED1 | uapi::RVS_SVC_F_SCHED2;
+        p.timeout = 600;
+        p.netmask = crate::types::Netmask::from_ipv4("255.255.255.0".parse().unwrap());
+        let mut u = svc("10.0.0.3", 53, "rr");
+        u.protocol = Protocol::Udp;
+        u.flags |= uapi::RVS_SVC_F_ONEPACKET;
+        let mut f = svc("0.0.0.0", 0, "mh");
+        f.fwmark = 1;
+        f.flags |= uapi::RVS_SVC_F_SCHED2 | uapi::RVS_SVC_F_SCHED3;
+        a.flags |= 0;
+        let mut t = dest("10.0.1.2", 80, Forward::Masq, 2, 0, 0);
+        t.upper_threshold = 100;
+        t.lower_threshold = 10;
+        let entries = vec![
+            Entry {
+                service: a,
+                dests: vec![dest("10.0.1.1", 8080, Forward::Masq, 1, 0, 0), t],
+            },
+            Entry {
+                service: p,
+                dests: vec![dest("10.0.1.3", 443, Forward::Route, 0, 0, 0)],
+            },
+            Entry {
+                service: u,
+                dests: vec![dest("10.0.1.4", 53, Forward::Tunnel, 5, 0, 0)],
+            },
+            Entry {
+                service: f,
+                dests: vec![dest("10.0.1.5", 0, Forward::Route, 1, 0, 0)],
+            },
+        ];
+        assert_eq!(
+            format_rules(&entries),
+            "-A -t 10.0.0.1:80 -s rr\n\
+             -a -t 10.0.0.1:80 -r 10.0.1.1:8080 -m -w 1\n\
+             -a -t 10.0.0.1:80 -r 10.0.1.2:80 -m -w 2 -x 100 -y 10\n\
+             -A -t 10.0.0.2:443 -s sh -p 600 -M 255.255.255.0 -b sh-fallback,sh-port\n\
+             -a -t 10.0.0.2:443 -r 10.0.1.3:443 -g -w 0\n\
+             -A -u 10.0.0.3:53 -s rr -o\n\
+             -a -u 10.0.0.3:53 -r 10.0.1.4:53 -i -w 5 --tun-type ipip\n\
+             -A -f 1 -s mh -b mh-port,flag-3\n\
+             -a -f 1 -r 10.0.1.5:0 -g -w 1\n"
+        );
+        assert_eq!(
+            service_line(&entries[1].service),
+            "TCP  10.0.0.2:443 sh (sh-fallback,sh-port) persistent 600 mask 255.255.255.0"
+        );
+        assert_eq!(
+            service_line(&entries[3].service),
+            "FWM  1 mh (mh-port,flag-3)"
+        );
+        let mut r = svc("10.0.0.1", 80, "rr");
+        r.flags |= uapi::RVS_SVC_F_SCHED1;
+        assert_eq!(service_line(&r), "TCP  10.0.0.1:80 rr (flag-1)");
+        let json = format_json(&info(), &entries[1..]);
+        assert!(
+            json.contains(r#""flags":["sh-fallback","sh-port","persistent"]"#),
+            "{json}"
+        );
+        assert!(json.contains(r#""flags":["mh-port","flag-3"],"#), "{json}");
+        assert!(json.contains(r#""fwmark":1}"#), "{json}");
+        assert_eq!(format_rules(&[]), "");
     }
 
     #[test]

@@ -37,6 +37,8 @@ impl Protocol {
         match self {
             Protocol::Tcp => "TCP".to_string(),
             Protocol::Udp => "UDP".to_string(),
+            // Persistence templates of firewall-mark services (IPPROTO_IP).
+            Protocol::Other(0) => "IP".to_string(),
             Protocol::Other(n) => format!("P{n}"),
         }
     }
@@ -114,15 +116,39 @@ pub fn fmt_addr_port(addr: &IpAddr, port: u16) -> String {
     }
 }
 
-/// What identifies a virtual service: protocol, address and port.
+/// What identifies a virtual service: protocol, address and port, or a
+/// firewall mark (`-f`; then protocol, address and port are not used and
+/// `addr` only gives the family).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ServiceKey {
     pub protocol: Protocol,
     pub addr: IpAddr,
     pub port: u16,
+    /// Firewall mark; 0 for an address/port service.
+    pub fwmark: u32,
 }
 
 impl ServiceKey {
+    /// An address/port service.
+    pub fn new(protocol: Protocol, addr: IpAddr, port: u16) -> ServiceKey {
+        ServiceKey {
+            protocol,
+            addr,
+            port,
+            fwmark: 0,
+        }
+    }
+
+    /// An IPv4 firewall-mark service.
+    pub fn fwmark(mark: u32) -> ServiceKey {
+        ServiceKey {
+            protocol: Protocol::Tcp,
+            addr: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            port: 0,
+            fwmark: mark,
+        }
+    }
+
     pub fn af(&self) -> u16 {
         af_of(&self.addr)
     }
@@ -130,6 +156,9 @@ impl ServiceKey {
 
 impl fmt::Display for ServiceKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.fwmark != 0 {
+            return write!(f, "FWM {}", self.fwmark);
+        }
         write!(
             f,
             "{} {}",
@@ -191,16 +220,60 @@ pub struct ServiceSpec {
     /// Persistence timeout in seconds; `None` when not persistent.
     pub persistent: Option<u32>,
     pub netmask: Netmask,
+    /// Scheduler flags (`-b`): `RVS_SVC_F_SCHED1..3` bits.
+    pub sched_flags: u32,
+    /// One-packet scheduling (`-o`).
+    pub one_packet: bool,
 }
 
 impl ServiceSpec {
     pub fn flags(&self) -> u32 {
+        let mut f = self.sched_flags;
         if self.persistent.is_some() {
-            uapi::RVS_SVC_F_PERSISTENT
-        } else {
-            0
+            f |= uapi::RVS_SVC_F_PERSISTENT;
         }
+        if self.one_packet {
+            f |= uapi::RVS_SVC_F_ONEPACKET;
+        }
+        f
     }
+}
+
+/// The scheduler flags `-b` knows, as ipvsadm names them: name, bit, and
+/// the scheduler it needs (`None`: any).
+pub const SCHED_FLAG_NAMES: &[(&str, u32, Option<&str>)] = &[
+    ("flag-1", uapi::RVS_SVC_F_SCHED1, None),
+    ("flag-2", uapi::RVS_SVC_F_SCHED2, None),
+    ("flag-3", uapi::RVS_SVC_F_SCHED3, None),
+    ("sh-fallback", uapi::RVS_SVC_F_SCHED1, Some("sh")),
+    ("sh-port", uapi::RVS_SVC_F_SCHED2, Some("sh")),
+    ("mh-fallback", uapi::RVS_SVC_F_SCHED1, Some("mh")),
+    ("mh-port", uapi::RVS_SVC_F_SCHED2, Some("mh")),
+];
+
+/// All scheduler flag bits.
+pub const SCHED_FLAGS_MASK: u32 =
+    uapi::RVS_SVC_F_SCHED1 | uapi::RVS_SVC_F_SCHED2 | uapi::RVS_SVC_F_SCHED3;
+
+/// The scheduler flags of `flags` as ipvsadm prints them for scheduler
+/// `sched`, comma-separated (`sh-fallback,sh-port`); empty if none.
+pub fn sched_flags_text(sched: &str, flags: u32) -> String {
+    let (one, two) = match sched {
+        "sh" => ("sh-fallback", "sh-port"),
+        "mh" => ("mh-fallback", "mh-port"),
+        _ => ("flag-1", "flag-2"),
+    };
+    let mut v = Vec::new();
+    if flags & uapi::RVS_SVC_F_SCHED1 != 0 {
+        v.push(one);
+    }
+    if flags & uapi::RVS_SVC_F_SCHED2 != 0 {
+        v.push(two);
+    }
+    if flags & uapi::RVS_SVC_F_SCHED3 != 0 {
+        v.push("flag-3");
+    }
+    v.join(",")
 }
 
 /// What identifies a real server within a service.
@@ -284,6 +357,7 @@ impl Service {
             protocol: self.protocol,
             addr: self.addr,
             port: self.port,
+            fwmark: self.fwmark,
         }
     }
 
@@ -365,6 +439,22 @@ pub struct Info {
     /// Version code, e.g. 0x010201 for 1.2.1.
     pub version: u32,
     pub conn_tab_size: u32,
+    /// The connection table's counters (rvs addition; absent before the
+    /// namespace's first service).
+    pub conns: Option<ConnCounters>,
+}
+
+/// The connection table's size and flood counters (GET_INFO, rvs addition).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnCounters {
+    /// Entries in the table.
+    pub count: u32,
+    /// Bytes held by the table (bucket array and entries).
+    pub memory: u64,
+    /// New connections refused: table at `conn_max`, or no memory.
+    pub refused: u64,
+    /// Embryonic entries evicted by `drop_entry`.
+    pub evicted: u64,
 }
 
 impl Info {

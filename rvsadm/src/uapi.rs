@@ -30,6 +30,9 @@ uapi_consts! {
     RVS_SVC_F_PERSISTENT: u32 = 0x0001;
     RVS_SVC_F_HASHED: u32 = 0x0002;
     RVS_SVC_F_ONEPACKET: u32 = 0x0004;
+    RVS_SVC_F_SCHED1: u32 = 0x0008;
+    RVS_SVC_F_SCHED2: u32 = 0x0010;
+    RVS_SVC_F_SCHED3: u32 = 0x0020;
 
     // Forwarding methods.
     RVS_CONN_F_FWD_MASK: u32 = 0x0007;
@@ -74,7 +77,10 @@ uapi_consts! {
     RVS_CMD_ATTR_CONN: u16 = 7;
     RVS_CMD_ATTR_EXPIRE_NODEST_CONN: u16 = 8;
     RVS_CMD_ATTR_EXPIRE_QUIESCENT_TEMPLATE: u16 = 9;
-    RVS_CMD_ATTR_MAX: u16 = 9;
+    RVS_CMD_ATTR_CONN_MAX: u16 = 11;
+    RVS_CMD_ATTR_DROP_ENTRY: u16 = 12;
+    RVS_CMD_ATTR_SECURE_TCP: u16 = 13;
+    RVS_CMD_ATTR_MAX: u16 = 13;
 
     // enum rvs_svc_attr
     RVS_SVC_ATTR_UNSPEC: u16 = 0;
@@ -139,13 +145,19 @@ uapi_consts! {
     RVS_CONN_ATTR_STATE: u16 = 9;
     RVS_CONN_ATTR_EXPIRES: u16 = 10;
     RVS_CONN_ATTR_FWD_METHOD: u16 = 11;
-    RVS_CONN_ATTR_MAX: u16 = 11;
+    RVS_CONN_ATTR_DEST_AF: u16 = 12;
+    RVS_CONN_ATTR_MAX: u16 = 12;
 
     // enum rvs_info_attr
     RVS_INFO_ATTR_UNSPEC: u16 = 0;
     RVS_INFO_ATTR_VERSION: u16 = 1;
     RVS_INFO_ATTR_CONN_TAB_SIZE: u16 = 2;
-    RVS_INFO_ATTR_MAX: u16 = 2;
+    RVS_INFO_ATTR_CONN_COUNT: u16 = 3;
+    RVS_INFO_ATTR_CONN_MEMORY: u16 = 4;
+    RVS_INFO_ATTR_CONN_REFUSED: u16 = 5;
+    RVS_INFO_ATTR_CONN_EVICTED: u16 = 6;
+    RVS_INFO_ATTR_PAD: u16 = 7;
+    RVS_INFO_ATTR_MAX: u16 = 7;
 }
 
 /// Size in bytes of `struct rvs_flags { __u32 flags; __u32 mask; }`.

@@ -357,7 +357,9 @@ command -v iperf3 >/dev/null || { echo "in-vm.sh: iperf3 not installed" >&2; exi
 
 rvs_loaded() { grep -q '^rvs ' /proc/modules; }
 ipvs_loaded() { grep -q '^ip_vs ' /proc/modules; }
-ipvs_mods="ip_vs_rr ip_vs"
+# Every loaded IPVS module, schedulers first (each holds ip_vs): other
+# tests may have left more than ip_vs_rr loaded.
+ipvs_mods() { awk '$1 ~ /^ip_vs_/ {print $1}' /proc/modules; echo ip_vs; }
 
 engine_up() {
   case $1 in
@@ -372,7 +374,7 @@ engine_up() {
 engine_down() {
   local i
   case $1 in
-    ipvs) for i in 1 2 3 4 5; do modprobe -r $ipvs_mods 2>/dev/null && return 0; sleep 1; done ;;
+    ipvs) for i in 1 2 3 4 5; do modprobe -r $(ipvs_mods) 2>/dev/null && return 0; sleep 1; done ;;
     rvs) for i in 1 2 3 4 5; do rmmod rvs 2>/dev/null && return 0; sleep 1; done ;;
   esac
   echo "in-vm.sh: cannot unload $1" >&2
@@ -380,7 +382,7 @@ engine_down() {
 }
 # Start clean: neither engine loaded.
 rvs_loaded && { rmmod rvs || exit 1; }
-ipvs_loaded && { modprobe -r $ipvs_mods || exit 1; }
+ipvs_loaded && { modprobe -r $(ipvs_mods) || exit 1; }
 
 echo "# rvs bench: rounds=$ROUNDS secs=$SECS svcs=$SVCS batch_svcs=$BATCH_SVCS pkts=$PKTS conns=$CONNS cpus=$(nproc) kernel=$(uname -r)" >&2
 echo "# scenarios: $SCENARIOS" >&2

@@ -27,7 +27,16 @@ case("duplicate real server", errno.EEXIST, "already exists", "RVS_CMD_NEW_DEST"
 case("unknown scheduler", errno.ENOENT, "unknown scheduler", "RVS_CMD_NEW_SERVICE", svc(port=81, sched=b"nosuch\0"))
 case("port 0", errno.EINVAL, "port", "RVS_CMD_NEW_SERVICE", svc(port=0))
 case("bad address family", errno.EAFNOSUPPORT, "", "RVS_CMD_NEW_SERVICE", svc(af=7))
-case("IPv6 (not yet)", errno.EAFNOSUPPORT, "IPv6", "RVS_CMD_NEW_SERVICE", svc(af=10, raw_addr=b"\x20\x01" + b"\0" * 14))
+V6 = "2001:db8::1"
+case("valid IPv6 service", 0, "", "RVS_CMD_NEW_SERVICE", svc(af=10, addr=V6))
+case("valid IPv6 real server", 0, "", "RVS_CMD_NEW_DEST", svc(af=10, addr=V6), dest(addr="2001:db8::10"))
+case("IPv4 NAT server of IPv6 service", errno.EINVAL, "tunnelling", "RVS_CMD_NEW_DEST", svc(af=10, addr=V6), dest(addr="10.0.1.1", fwd=0))
+case("IPv4 TUN server of IPv6 service", 0, "", "RVS_CMD_NEW_DEST", svc(af=10, addr=V6), dest(addr="10.0.1.1", fwd=2))
+case("IPv6 DR server of IPv4 service", errno.EINVAL, "tunnelling", "RVS_CMD_NEW_DEST", svc(), dest(addr="2001:db8::11", fwd=3))
+case("link-local IPv6 real server", errno.EINVAL, "unicast", "RVS_CMD_NEW_DEST", svc(af=10, addr=V6), dest(addr="fe80::1"))
+case("multicast IPv6 real server", errno.EINVAL, "unicast", "RVS_CMD_NEW_DEST", svc(af=10, addr=V6), dest(addr="ff02::1"))
+case("IPv6 netmask 129", errno.EINVAL, "prefix length", "RVS_CMD_NEW_SERVICE", svc(af=10, addr="2001:db8::2", netmask=129))
+case("IPv6 address of 4 bytes", errno.EINVAL, "length", "RVS_CMD_NEW_SERVICE", svc(af=10, raw_addr=b"\x20\x01\0\0"))
 case("protocol ICMP", errno.EPROTONOSUPPORT, "TCP or UDP", "RVS_CMD_NEW_SERVICE", svc(proto=1, port=82))
 case("address of 5 bytes", errno.EINVAL, "length", "RVS_CMD_NEW_SERVICE", svc(port=83, raw_addr=b"\x0a\0\0\x01\0"))
 case("missing service attribute", errno.EINVAL, "service attribute missing", "RVS_CMD_NEW_SERVICE")
@@ -51,8 +60,8 @@ case("unknown command 99", errno.EOPNOTSUPP, "", 99)
 
 # The table holds exactly what the valid requests made.
 err, _, replies = nl.rvs("RVS_CMD_GET_SERVICE", flags=1 | 0x300)
-if len(replies) != 1:
-    failures.append("expected 1 service after all cases, dump returned %d" % len(replies))
+if len(replies) != 2:
+    failures.append("expected 2 services (IPv4, IPv6) after all cases, dump returned %d" % len(replies))
 nl.rvs("RVS_CMD_FLUSH")
 
 for f in failures:

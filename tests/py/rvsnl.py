@@ -68,6 +68,11 @@ def addr4(a):
     return socket.inet_aton(a) + b"\0" * 12
 
 
+def addr_any(a):
+    """An IPv4 or IPv6 address in the 16-byte attribute form."""
+    return socket.inet_pton(socket.AF_INET6, a) if ":" in a else addr4(a)
+
+
 class Genl:
     def __init__(self, family=b"RVS"):
         self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_GENERIC)
@@ -131,23 +136,25 @@ class Genl:
         return self.request(self.family, U[cmd] if isinstance(cmd, str) else cmd, b"".join(attrs), **kw)
 
 
-def svc(af=2, proto=6, addr="10.0.0.1", port=80, sched=b"rr\0", flags=True, extra=b"", raw_addr=None):
+def svc(af=2, proto=6, addr="10.0.0.1", port=80, sched=b"rr\0", flags=True, extra=b"", raw_addr=None,
+        netmask=None):
     a = U
     body = attr(a["RVS_SVC_ATTR_AF"], u16(af)) + attr(a["RVS_SVC_ATTR_PROTOCOL"], u16(proto))
-    body += attr(a["RVS_SVC_ATTR_ADDR"], raw_addr if raw_addr is not None else addr4(addr))
+    body += attr(a["RVS_SVC_ATTR_ADDR"], raw_addr if raw_addr is not None else addr_any(addr))
     body += attr(a["RVS_SVC_ATTR_PORT"], be16(port))
     if sched is not None:
         body += attr(a["RVS_SVC_ATTR_SCHED_NAME"], sched)
     if flags:
         body += attr(a["RVS_SVC_ATTR_FLAGS"], u32(0) + u32(0xFFFFFFFF))
-        body += attr(a["RVS_SVC_ATTR_TIMEOUT"], u32(0)) + attr(a["RVS_SVC_ATTR_NETMASK"], u32(0xFFFFFFFF))
+        mask = netmask if netmask is not None else (128 if af == 10 else 0xFFFFFFFF)
+        body += attr(a["RVS_SVC_ATTR_TIMEOUT"], u32(0)) + attr(a["RVS_SVC_ATTR_NETMASK"], u32(mask))
     return attr(a["RVS_CMD_ATTR_SERVICE"], body + extra, nested=True)
 
 
 def dest(addr="10.0.1.1", port=80, fwd=0, weight=1, uth=0, lth=0, extra=b""):
     a = U
-    body = attr(a["RVS_DEST_ATTR_ADDR"], addr4(addr)) + attr(a["RVS_DEST_ATTR_PORT"], be16(port))
+    body = attr(a["RVS_DEST_ATTR_ADDR"], addr_any(addr)) + attr(a["RVS_DEST_ATTR_PORT"], be16(port))
     body += attr(a["RVS_DEST_ATTR_FWD_METHOD"], u32(fwd)) + attr(a["RVS_DEST_ATTR_WEIGHT"], u32(weight))
     body += attr(a["RVS_DEST_ATTR_U_THRESH"], u32(uth)) + attr(a["RVS_DEST_ATTR_L_THRESH"], u32(lth))
-    body += attr(a["RVS_DEST_ATTR_ADDR_FAMILY"], u16(2))
+    body += attr(a["RVS_DEST_ATTR_ADDR_FAMILY"], u16(10 if ":" in addr else 2))
     return attr(a["RVS_CMD_ATTR_DEST"], body + extra, nested=True)

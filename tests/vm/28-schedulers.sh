@@ -2,9 +2,11 @@
 # The other schedulers with real traffic: sh and mh keep a client on one
 # server, dh keeps a destination on one server, fo sends everything to the
 # highest weight, ovf to the highest weight while it has room, twos spreads
-# over both, lc/wlc alternate and sed/nq break ties to the newest server.
+# over both, lc/wlc alternate and sed/nq break ties to the newest server;
+# lblc/lblcr keep the destination address (the VIP) on one server and move
+# it when that server is quiesced; lblc does not move it back.
 . "$(dirname "$0")/../lib.sh"
-adm_init sh dh mh fo ovf twos lc wlc sed nq
+adm_init sh dh mh fo ovf twos lc wlc sed nq lblc lblcr
 topo_nat sch 2
 for i in 1 2; do serve_name "${RS[$i]}" tcp 80 rs$i; done
 
@@ -41,4 +43,26 @@ for s in sed nq; do
   got=$(run $s 1 1 6); log "$s, idle servers, sequential -> $got"
   assert_eq "$got" "rs2:6" "$s sends ties to the newest server"
 done
-pass "sh, mh, dh, fo, ovf, twos, lc, wlc, sed and nq behave"
+# lblc/lblcr: unlike wlc, every connection to the VIP goes to one server
+# (the first least loaded: the newest); quiescing it moves the address to
+# the other one, where lblc keeps it after the first comes back. Each on its own
+# virtual port: IPVS revives a deleted service's real servers with their
+# connection counts when the same service is added again.
+vp=8100
+for s in lblc lblcr; do
+  vp=$((vp + 1))
+  adm_ok "$LB" -A -t $VIP:$vp -s $s
+  adm_ok "$LB" -a -t $VIP:$vp -r ${RIP[1]}:80 -m -w 1
+  adm_ok "$LB" -a -t $VIP:$vp -r ${RIP[2]}:80 -m -w 1
+  got=$(lb_names "$CL" tcp $VIP $vp 4 | count_names); log "$s, one destination address, sequential -> $got"
+  assert_eq "$got" "rs2:4" "$s keeps the address on one server"
+  adm_ok "$LB" -e -t $VIP:$vp -r ${RIP[2]}:80 -m -w 0
+  got=$(lb_names "$CL" tcp $VIP $vp 3 | count_names); log "$s, rs2 quiesced -> $got"
+  assert_eq "$got" "rs1:3" "$s moves the address off a quiesced server"
+  [ $s = lblcr ] && continue
+  # lblcr would now balance over its set {rs1, rs2}; lblc stays on rs1.
+  adm_ok "$LB" -e -t $VIP:$vp -r ${RIP[2]}:80 -m -w 1
+  got=$(lb_names "$CL" tcp $VIP $vp 3 | count_names); log "$s, rs2 back -> $got"
+  assert_eq "$got" "rs1:3" "$s keeps the address where it moved"
+done
+pass "sh, mh, dh, fo, ovf, twos, lc, wlc, sed, nq, lblc and lblcr behave"

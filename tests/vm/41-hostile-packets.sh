@@ -11,6 +11,10 @@
 adm_init rr
 rvs_only
 FLOOD=${RVS_HOSTILE_FLOOD:-2000}
+# Real servers keep a backlog above the flood: a full SYN queue would drop
+# legitimate SYNs whatever the director does (the kernel's IPVS shows the
+# same; Documentation/hardening.md, "Floods").
+export SERVE_BACKLOG=$((FLOOD + 1024))
 
 mac_of() { ip netns exec "$1" cat "/sys/class/net/$2/address"; }
 
@@ -23,18 +27,11 @@ hostile() {
   printf '%s\n' "$out" >&2
   rvs_loaded || fail "rvs.ko went away"
   adm "$LB" -L -n | sed 's/^/#   /' >&2
-  # The SYN flood leaves the real server with 2000 half-open connections
-  # (SYN-ACKs to spoofed hosts that never answer ARP); under TCG a legit
-  # handshake can then miss the 3 s client timeout once. Allow three tries.
-  local try got
-  for try in 1 2 3; do
-    got=$(lb_names "$CL" tcp $VIP 80 2 | count_names)
-    [ "$got" = "rs1:2" ] && break
-    log "$label TCP after, try $try: $got"
-    sleep 3
-  done
-  assert_eq "$got" "rs1:2" "$label TCP after (3 tries)"
-  log "$label TCP after: $got"
+  # The SYN flood leaves the real server with $FLOOD half-open connections
+  # (SYN-ACKs to spoofed hosts that never answer ARP); its listen backlog
+  # is larger than that (see serve_name in lib.sh: the test kernel has no
+  # SYN cookies), so a legitimate SYN still gets its SYN-ACK at once.
+  expect_balance "$CL" tcp $VIP 80 2 "rs1:2" "$label TCP after"
   # UDP only through NAT: a DR/TUN real server's python server bound to
   # 0.0.0.0 answers from its own address, not the VIP (no IP_PKTINFO), so
   # the client drops the answer whatever rvs does.

@@ -144,8 +144,16 @@ fn check_reply(p: &[u8]) -> Result<u8, String> {
                 ))
             }
         })?,
+        // Version and table size (u32), entry count (u32), then the table's
+        // memory, refused and evicted counters (u64) and their pad.
         cmd::GET_INFO => walk_attrs(attrs, |kind, v| {
-            if v.len() != 4 {
+            let want = match kind & NLA_TYPE_MASK {
+                1..=3 => 4,
+                4..=6 => 8,
+                7 => 0,
+                _ => return Err(format!("unknown GET_INFO attribute {kind}")),
+            };
+            if v.len() != want {
                 return Err(format!("GET_INFO attribute {kind} is {} bytes", v.len()));
             }
             Ok(())
@@ -155,8 +163,9 @@ fn check_reply(p: &[u8]) -> Result<u8, String> {
     Ok(cmd)
 }
 
-/// Parses one received datagram. `family` is the RVS family id (replies
-/// of the controller are accepted when `family` is GENL_ID_CTRL).
+/// Parses one received datagram. `family` is the RVS family id; replies
+/// of the controller (GENL_ID_CTRL) are always accepted, only checked for
+/// a genl header.
 pub fn parse_datagram(buf: &[u8], portid: u32, family: u16) -> Result<Vec<Answer>, String> {
     let mut out = Vec::new();
     let mut off = 0;
@@ -229,10 +238,15 @@ pub fn parse_datagram(buf: &[u8], portid: u32, family: u16) -> Result<Vec<Answer
                 }
                 out.push(Answer::Done { seq, errno });
             }
-            t if t == family && family == GENL_ID_CTRL => out.push(Answer::Reply {
-                seq,
-                cmd: p.first().copied().unwrap_or(0),
-            }),
+            // The controller's own replies: the "ctrl-type" header lie
+            // re-addresses a request to it, and it may answer a
+            // GETFAMILY-shaped payload with a real family description.
+            GENL_ID_CTRL => {
+                if p.len() < 4 {
+                    return Err(format!("controller reply of {len} bytes"));
+                }
+                out.push(Answer::Reply { seq, cmd: p[0] })
+            }
             t if t == family => out.push(Answer::Reply {
                 seq,
                 cmd: check_reply(p)?,
@@ -314,6 +328,14 @@ mod tests {
                 Answer::Done { seq: 9, errno: 0 }
             ])
         );
+        // The controller answering a request re-addressed to it.
+        let mut c = nlmsg(GENL_ID_CTRL, 0, 10, &[1, 2, 0, 0]);
+        c[12..16].copy_from_slice(&77u32.to_ne_bytes());
+        assert_eq!(
+            parse_datagram(&c, 77, 0x20),
+            Ok(vec![Answer::Reply { seq: 10, cmd: 1 }])
+        );
+        assert!(parse_datagram(&c[..18], 77, 0x20).is_err());
         // A reply whose nest overruns.
         let mut bad = d.clone();
         bad[16 + 4] = 0xff;

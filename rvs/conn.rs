@@ -38,6 +38,16 @@ use kernel::types::Opaque;
 /// Number of bucket lock stripes.
 pub(crate) const LOCK_STRIPES: usize = 64;
 
+/// log2 of the buckets per collector hint (see [`ConnTable::collect`]).
+const HINT_SHIFT: u32 = 4;
+/// The collector looks at every bucket at least this often (seconds).
+const HINT_MAX_SECS: u32 = 60;
+
+/// Whether jiffies value `a` (low 32 bits) comes before `b`.
+fn before32(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) < 0
+}
+
 /// The current time in jiffies.
 pub(crate) fn jiffies() -> u64 {
     // SAFETY: reads a global counter.
@@ -128,11 +138,14 @@ pub(crate) struct Conn {
     pub(crate) template: bool,
     /// Packets seen from the client, saturating at 255.
     in_pkts: AtomicU8,
+    /// Its bucket in the table (`u32::MAX` for an entry outside it), for
+    /// the collector's hint when its expiry moves earlier.
+    bucket: u32,
 }
 
 /// Size of one entry in bytes (memory accounting).
 pub(crate) const ENTRY_SIZE: usize = core::mem::size_of::<Conn>();
-// An entry is one kmalloc-128 object; keep it so when adding fields.
+// Entries are packed in the rvs_conn cache; keep them within 128 bytes.
 const _: () = assert!(ENTRY_SIZE <= 128);
 
 /// The flood-related settings an insert and the collector obey.
@@ -171,6 +184,7 @@ impl Conn {
             last_in: AtomicU32::new(jiffies() as u32),
             template: false,
             in_pkts: AtomicU8::new(1),
+            bucket: u32::MAX,
         }
     }
 
@@ -183,14 +197,15 @@ impl Conn {
     /// refreshes the expiry, keeping the server's active/inactive counts in
     /// step. Lock-free: concurrent packets of one connection race on a CAS.
     /// `secure_tcp` (seconds, 0 = off) caps embryonic TCP entries and stops
-    /// the server's packets from extending them.
-    pub(crate) fn update(
+    /// the server's packets from extending them. Returns the new expiry if
+    /// it moved earlier (see [`ConnTable::update`]).
+    fn update(
         &self,
         dir: Dir,
         flags: Option<TcpFlags>,
         timeouts: &Timeouts,
         secure_tcp: u32,
-    ) {
+    ) -> Option<u64> {
         if dir != Dir::Output {
             self.last_in.store(jiffies() as u32, Ordering::Relaxed);
             let n = self.in_pkts.load(Ordering::Relaxed);
@@ -220,15 +235,21 @@ impl Conn {
                     }
                 };
                 if !defense::refreshes(dir, new, secure_tcp) {
-                    return;
+                    return None;
                 }
                 defense::tcp_timeout(timeouts, new, secure_tcp)
             }
         };
-        self.expires.store(
-            jiffies().wrapping_add(secs_to_jiffies(timeout)),
-            Ordering::Relaxed,
-        );
+        self.set_expires(jiffies().wrapping_add(secs_to_jiffies(timeout)))
+    }
+
+    /// Sets the expiry; returns it if it moved earlier. Racing writers may
+    /// both see the older value: the collector's hint then errs early,
+    /// which costs a look, never a late collection.
+    fn set_expires(&self, t: u64) -> Option<u64> {
+        let old = self.expires.load(Ordering::Relaxed);
+        self.expires.store(t, Ordering::Relaxed);
+        expired(t, old).then_some(t)
     }
 
     fn account(&self, from: TcpState, to: TcpState) {
@@ -246,18 +267,13 @@ impl Conn {
     }
 
     /// Pushes the expiry `secs` into the future (templates).
-    pub(crate) fn touch(&self, secs: u32) {
-        self.expires.store(
-            jiffies().wrapping_add(secs_to_jiffies(secs)),
-            Ordering::Relaxed,
-        );
+    fn touch(&self, secs: u32) -> Option<u64> {
+        self.set_expires(jiffies().wrapping_add(secs_to_jiffies(secs)))
     }
 
-    /// Makes the entry expire now (lookups skip it at once, the collector
-    /// frees it).
-    pub(crate) fn expire_now(&self) {
-        self.expires
-            .store(jiffies().wrapping_sub(1), Ordering::Relaxed);
+    /// Makes the entry expire now (lookups skip it at once).
+    fn expire_now(&self) -> Option<u64> {
+        self.set_expires(jiffies().wrapping_sub(1))
     }
 
     /// The counter this entry is accounted in at its server.
@@ -400,6 +416,11 @@ impl Drop for ConnBox {
 /// The table.
 pub(crate) struct ConnTable {
     buckets: KVVec<AtomicPtr<Conn>>,
+    /// Per group of `1 << HINT_SHIFT` buckets, jiffies (low 32 bits) by
+    /// which the collector must look at the group again: no entry in it
+    /// expires earlier. Lowered by whoever moves an expiry earlier; set by
+    /// the collector after a look, never further than `HINT_MAX_SECS`.
+    hints: KVVec<AtomicU32>,
     locks: KVec<Pin<KBox<SpinLock<()>>>>,
     bits: u32,
     key: SipKey,
@@ -430,6 +451,12 @@ impl ConnTable {
         for _ in 0..n {
             buckets.push(AtomicPtr::new(ptr::null_mut()), GFP_KERNEL_ACCOUNT)?;
         }
+        let groups = (n >> HINT_SHIFT).max(1);
+        let mut hints = KVVec::with_capacity(groups, GFP_KERNEL_ACCOUNT)?;
+        for _ in 0..groups {
+            // Due at once: the first pass sets real hints.
+            hints.push(AtomicU32::new(jiffies() as u32), GFP_KERNEL_ACCOUNT)?;
+        }
         let mut locks = KVec::with_capacity(LOCK_STRIPES, GFP_KERNEL)?;
         for _ in 0..LOCK_STRIPES {
             locks.push(
@@ -442,6 +469,7 @@ impl ConnTable {
         unsafe { ffi::get_random_bytes(key.as_mut_ptr().cast(), key.len()) };
         Ok(Self {
             buckets,
+            hints,
             locks,
             bits,
             key: SipKey::from_bytes(&key),
@@ -470,6 +498,7 @@ impl ConnTable {
     /// Bytes held by the table: bucket array plus entries.
     pub(crate) fn memory(&self) -> u64 {
         defense::table_bytes(self.buckets.len(), self.count(), ENTRY_SIZE)
+            + (self.hints.len() * core::mem::size_of::<AtomicU32>()) as u64
     }
 
     /// Reserves room for one entry; false when `max` are there already.
@@ -647,6 +676,7 @@ impl ConnTable {
             expires: AtomicU64::new(jiffies().wrapping_add(secs_to_jiffies(expire_secs))),
             template,
             in_pkts: AtomicU8::new(0),
+            bucket: u32::try_from(bucket).unwrap_or(u32::MAX),
         }) else {
             if reserved {
                 self.release();
@@ -686,9 +716,11 @@ impl ConnTable {
         conn.dest.refresh_overload();
         conn.next
             .store(head.load(Ordering::Relaxed), Ordering::Relaxed);
+        let expires = conn.expires.load(Ordering::Relaxed);
         let raw = ConnBox::into_raw(conn);
         // Publish: readers that load the new head see a fully built entry.
         head.store(raw, Ordering::Release);
+        self.lower_hint(bucket, expires);
         // SAFETY: just published; freed only after a grace period that the
         // caller's read-side section (`g`) delays.
         Some(unsafe { &*raw })
@@ -784,66 +816,109 @@ impl ConnTable {
         removed
     }
 
-    /// Whether any entry of `bucket` satisfies `pred` (lock-free look).
-    fn any_in_bucket(&self, _g: &ReadGuard, bucket: usize, pred: impl Fn(&Conn) -> bool) -> bool {
-        let Some(head) = self.buckets.get(bucket) else {
-            return false;
+    /// Lowers the collector's hint for `bucket`'s group to `t` (jiffies) if
+    /// that is earlier. Lock-free; pairs with the Acquire load in
+    /// `collect`, so the collector then sees the expiry that was stored
+    /// before.
+    fn lower_hint(&self, bucket: usize, t: u64) {
+        let Some(h) = self.hints.get(bucket >> HINT_SHIFT) else {
+            return;
         };
-        let mut p = head.load(Ordering::Acquire);
-        while !p.is_null() {
-            // SAFETY: as in `walk`, under the caller's read section.
-            let c = unsafe { &*p };
-            if pred(c) {
-                return true;
+        let t = t as u32;
+        let mut cur = h.load(Ordering::Relaxed);
+        while before32(t, cur) {
+            match h.compare_exchange_weak(cur, t, Ordering::Release, Ordering::Relaxed) {
+                Ok(_) => break,
+                Err(seen) => cur = seen,
             }
-            p = c.next.load(Ordering::Acquire);
         }
-        false
     }
 
-    /// Removes expired entries from every bucket; called periodically from
-    /// process context. When the table is fuller than `drop_entry` percent
-    /// of `max`, also evicts embryonic entries idle for
-    /// `defense::DROP_MIN_IDLE_SECS` or more. With `nodest` (the
-    /// `expire_nodest_conn` setting), connections of deleted real servers
-    /// go too, as IPVS's flush work does. Returns how many went (expired
-    /// and evicted together).
+    /// Advances `conn`'s state for a packet and refreshes its expiry (see
+    /// [`Conn::update`]), keeping the collector's hint right.
+    pub(crate) fn update(
+        &self,
+        conn: &Conn,
+        dir: Dir,
+        flags: Option<TcpFlags>,
+        timeouts: &Timeouts,
+        secure_tcp: u32,
+    ) {
+        if let Some(t) = conn.update(dir, flags, timeouts, secure_tcp) {
+            self.lower_hint(conn.bucket as usize, t);
+        }
+    }
+
+    /// Pushes a template's expiry `secs` into the future.
+    pub(crate) fn touch(&self, conn: &Conn, secs: u32) {
+        if let Some(t) = conn.touch(secs) {
+            self.lower_hint(conn.bucket as usize, t);
+        }
+    }
+
+    /// Makes `conn` expire now: lookups skip it at once, the collector
+    /// frees it at its next pass.
+    pub(crate) fn expire_now(&self, conn: &Conn) {
+        if let Some(t) = conn.expire_now() {
+            self.lower_hint(conn.bucket as usize, t);
+        }
+    }
+
+    /// Removes expired entries; called every second from process context.
+    /// When the table is fuller than `drop_entry` percent of `max`, also
+    /// evicts embryonic entries idle for `defense::DROP_MIN_IDLE_SECS` or
+    /// more. With `nodest` (the `expire_nodest_conn` setting), connections
+    /// of deleted real servers go too, as IPVS's flush work does. Returns
+    /// how many went (expired and evicted together).
     ///
-    /// Buckets are first looked at without their lock: only those holding
-    /// an entry to remove are locked and swept, so a mostly empty table (the
-    /// common case: 65,536 buckets) costs a pass over the bucket array, not
-    /// 65,536 lock round trips a second.
+    /// IPVS arms a timer per connection; rvs instead keeps, per group of
+    /// 16 buckets, the earliest time anything in it can expire (`hints`),
+    /// and looks only at groups that are due: a pass costs a read of 4,096
+    /// hints plus the entries actually expiring, not a walk of the whole
+    /// table (a 1M-entry table would otherwise be walked every second).
+    /// Every group is looked at at least every `HINT_MAX_SECS`, which also
+    /// bounds how late an entry can be collected if a racing refresh made
+    /// the hint err late. Evicting (`drop_entry`) and `nodest` need every
+    /// entry looked at, so they walk all groups.
     pub(crate) fn collect(&self, limits: Limits, nodest: bool) -> u32 {
         let now = jiffies();
         let dropping = defense::above_threshold(self.count(), limits.max, limits.drop_entry);
+        let full = dropping || nodest;
         let min_idle = secs_to_jiffies(defense::DROP_MIN_IDLE_SECS);
+        let latest = (now as u32).wrapping_add(secs_to_jiffies(HINT_MAX_SECS) as u32);
+        let n = self.buckets.len();
         let mut removed = 0;
         let mut evicted = 0u64;
-        let doomed = |c: &Conn| c.is_expired(now) || (nodest && !c.template && c.dest.is_removed());
-        let evictable =
-            |c: &Conn| dropping && c.is_embryonic() && u64::from(c.idle(now)) >= min_idle;
-        let n = self.buckets.len();
-        let mut b = 0;
-        while b < n {
-            let end = n.min(b + 1024);
-            {
-                let g = ReadGuard::new();
-                while b < end {
-                    if self.any_in_bucket(&g, b, |c| doomed(c) || evictable(c)) {
-                        removed += self.sweep_bucket(b, |c| {
-                            if doomed(c) {
-                                return true;
-                            }
-                            let drop = evictable(c);
-                            evicted += u64::from(drop);
-                            drop
-                        });
-                    }
-                    b += 1;
-                }
+        for (group, hint) in self.hints.iter().enumerate() {
+            let seen = hint.load(Ordering::Acquire);
+            if !full && before32(now as u32, seen) {
+                continue;
             }
-            // SAFETY: process context, no locks or read section held here.
-            unsafe { ffi::rvs_cond_resched() };
+            let mut next = latest;
+            let first = group << HINT_SHIFT;
+            for b in first..n.min(first + (1 << HINT_SHIFT)) {
+                removed += self.sweep_bucket(b, |c| {
+                    if c.is_expired(now) || (nodest && !c.template && c.dest.is_removed()) {
+                        return true;
+                    }
+                    if dropping && c.is_embryonic() && u64::from(c.idle(now)) >= min_idle {
+                        evicted += 1;
+                        return true;
+                    }
+                    let e = c.expires.load(Ordering::Relaxed) as u32;
+                    if before32(e, next) {
+                        next = e;
+                    }
+                    false
+                });
+            }
+            // Fails if an expiry moved earlier meanwhile: that lower hint
+            // stays (only this worker ever raises a hint).
+            let _ = hint.compare_exchange(seen, next, Ordering::Relaxed, Ordering::Relaxed);
+            if group % 64 == 63 {
+                // SAFETY: process context, no locks or read section held here.
+                unsafe { ffi::rvs_cond_resched() };
+            }
         }
         self.evicted.fetch_add(evicted, Ordering::Relaxed);
         removed

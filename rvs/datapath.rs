@@ -190,7 +190,7 @@ fn request(
     let unhashed: Conn;
     let mut found = conns.lookup_in(g, af, proto, &caddr, pkt.sport, &vaddr, pkt.dport);
     if let Some(c) = found {
-        match nodest(ns, c, pkt) {
+        match nodest(ns, conns, c, pkt) {
             Nodest::Keep => {}
             Nodest::Drop => return Verdict::Drop,
             Nodest::Expired => found = None,
@@ -276,7 +276,13 @@ fn request(
     } else {
         Dir::InputOnly
     };
-    conn.update(dir, pkt.tcp, ns.timeouts.get(g), ns.limits().secure_tcp);
+    conns.update(
+        conn,
+        dir,
+        pkt.tcp,
+        ns.timeouts.get(g),
+        ns.limits().secure_tcp,
+    );
     let len = skb.len();
     conn.dest.stats.count_in(len, new_conn);
     conn.svc.stats.count_in(len, new_conn);
@@ -301,7 +307,7 @@ enum Nodest {
 /// not a SYN goes to the local stack, which answers with a reset). With 1
 /// a new TCP connection (SYN) reusing the addresses and ports of one whose
 /// server is quiesced (weight 0) also ends the old one.
-fn nodest(ns: &NetState, c: &Conn, pkt: &Packet) -> Nodest {
+fn nodest(ns: &NetState, conns: &ConnTable, c: &Conn, pkt: &Packet) -> Nodest {
     let removed = c.dest.is_removed();
     let syn = pkt.tcp.is_some_and(|f| f.syn && !f.ack && !f.rst);
     let quiesced_reuse = syn && c.dest.weight() == 0;
@@ -309,7 +315,7 @@ fn nodest(ns: &NetState, c: &Conn, pkt: &Packet) -> Nodest {
         return Nodest::Keep;
     }
     if ns.setting(Setting::ExpireNodestConn) != 0 {
-        c.expire_now();
+        conns.expire_now(c);
         Nodest::Expired
     } else if removed {
         Nodest::Drop
@@ -353,10 +359,10 @@ fn persistent_dest(
     if let Some(t) = conns.lookup_template(g, af, proto, &masked, vaddr, vport) {
         let expired = quiescent && t.dest.weight() == 0;
         if !t.dest.removed.load(Ordering::Relaxed) && !expired {
-            t.touch(timeout);
+            conns.touch(t, timeout);
             return Some(t.dest.clone());
         }
-        t.expire_now();
+        conns.expire_now(t);
     }
     let dest = svc.schedule(g, flow)?;
     let tuple = Tuple {
@@ -489,7 +495,8 @@ fn reply(
     if conn.fwd != FwdMethod::Masq {
         return Verdict::Accept;
     }
-    conn.update(
+    conns.update(
+        conn,
         Dir::Output,
         pkt.tcp,
         ns.timeouts.get(g),

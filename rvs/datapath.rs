@@ -19,7 +19,7 @@ use crate::rcu::ReadGuard;
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::icmp::{self, IcmpNat, IPPROTO_ICMP};
 use crate::rvs_core::packet::{self, IpInfo, Ipv4Info, ParseError, IPPROTO_TCP, IPPROTO_UDP};
-use crate::rvs_core::proto::{Dir, TcpFlags};
+use crate::rvs_core::proto::{self, Dir, TcpFlags};
 use crate::rvs_core::sched::Flow;
 use crate::rvs_core::settings::Setting;
 use crate::service::{Dest, Service};
@@ -190,10 +190,17 @@ fn request(
     let unhashed: Conn;
     let mut found = conns.lookup_in(g, af, proto, &caddr, pkt.sport, &vaddr, pkt.dport);
     if let Some(c) = found {
-        match nodest(ns, c, pkt) {
-            Nodest::Keep => {}
-            Nodest::Drop => return Verdict::Drop,
-            Nodest::Expired => found = None,
+        if pkt.tcp.is_some_and(|f| proto::syn_reopens(c.state(), f)) {
+            // The client reuses the port of a connection that ended: a new
+            // connection, scheduled afresh (IPVS's conn_reuse_mode 1).
+            c.expire_now();
+            found = None;
+        } else {
+            match nodest(ns, c, pkt) {
+                Nodest::Keep => {}
+                Nodest::Drop => return Verdict::Drop,
+                Nodest::Expired => found = None,
+            }
         }
     }
     let conn = match found {

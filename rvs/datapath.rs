@@ -188,6 +188,7 @@ fn request(
     let mut new_conn = false;
     // A one-packet (`-o`) datagram's entry, which stays out of the table.
     let unhashed: Conn;
+    let mut one_packet = false;
     let mut found = conns.lookup_in(g, af, proto, &caddr, pkt.sport, &vaddr, pkt.dport);
     if let Some(c) = found {
         if pkt.tcp.is_some_and(|f| proto::syn_reopens(c.state(), f)) {
@@ -268,6 +269,7 @@ fn request(
             let fwd = dest.fwd();
             new_conn = true;
             if proto == IPPROTO_UDP && svc.one_packet() {
+                one_packet = true;
                 unhashed = Conn::one_packet(tuple, fwd, dest, svc.clone());
                 &unhashed
             } else {
@@ -287,7 +289,19 @@ fn request(
     let len = skb.len();
     conn.dest.stats.count_in(len, new_conn);
     conn.svc.stats.count_in(len, new_conn);
-    xmit::transmit(net, skb, pkt, conn, point == HookPoint::LocalInRequest)
+    let tracking = match (ns.setting(Setting::Conntrack) != 0, one_packet) {
+        (false, _) => xmit::Tracking::Off,
+        (true, false) => xmit::Tracking::On,
+        (true, true) => xmit::Tracking::NoReply,
+    };
+    xmit::transmit(
+        net,
+        skb,
+        pkt,
+        conn,
+        point == HookPoint::LocalInRequest,
+        tracking,
+    )
 }
 
 /// What becomes of a connection whose real server is gone.

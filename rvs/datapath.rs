@@ -19,7 +19,7 @@ use crate::rcu::ReadGuard;
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::icmp::{self, IcmpNat, IPPROTO_ICMP};
 use crate::rvs_core::packet::{self, IpInfo, Ipv4Info, ParseError, IPPROTO_TCP, IPPROTO_UDP};
-use crate::rvs_core::proto::{Dir, TcpFlags};
+use crate::rvs_core::proto::{self, Dir, TcpFlags};
 use crate::rvs_core::sched::Flow;
 use crate::rvs_core::settings::Setting;
 use crate::service::{Dest, Service};
@@ -188,12 +188,20 @@ fn request(
     let mut new_conn = false;
     // A one-packet (`-o`) datagram's entry, which stays out of the table.
     let unhashed: Conn;
+    let mut one_packet = false;
     let mut found = conns.lookup_in(g, af, proto, &caddr, pkt.sport, &vaddr, pkt.dport);
     if let Some(c) = found {
-        match nodest(ns, conns, c, pkt) {
-            Nodest::Keep => {}
-            Nodest::Drop => return Verdict::Drop,
-            Nodest::Expired => found = None,
+        if pkt.tcp.is_some_and(|f| proto::syn_reopens(c.state(), f)) {
+            // The client reuses the port of a connection that ended: a new
+            // connection, scheduled afresh (IPVS's conn_reuse_mode 1).
+            conns.expire_now(c);
+            found = None;
+        } else {
+            match nodest(ns, conns, c, pkt) {
+                Nodest::Keep => {}
+                Nodest::Drop => return Verdict::Drop,
+                Nodest::Expired => found = None,
+            }
         }
     }
     let conn = match found {
@@ -261,6 +269,7 @@ fn request(
             let fwd = dest.fwd();
             new_conn = true;
             if proto == IPPROTO_UDP && svc.one_packet() {
+                one_packet = true;
                 unhashed = Conn::one_packet(tuple, fwd, dest, svc.clone());
                 &unhashed
             } else {
@@ -286,7 +295,19 @@ fn request(
     let len = skb.len();
     conn.dest.stats.count_in(len, new_conn);
     conn.svc.stats.count_in(len, new_conn);
-    xmit::transmit(net, skb, pkt, conn, point == HookPoint::LocalInRequest)
+    let tracking = match (ns.setting(Setting::Conntrack) != 0, one_packet) {
+        (false, _) => xmit::Tracking::Off,
+        (true, false) => xmit::Tracking::On,
+        (true, true) => xmit::Tracking::NoReply,
+    };
+    xmit::transmit(
+        net,
+        skb,
+        pkt,
+        conn,
+        point == HookPoint::LocalInRequest,
+        tracking,
+    )
 }
 
 /// What becomes of a connection whose real server is gone.

@@ -226,6 +226,30 @@ void rvs_skb_notrack(struct sk_buff *skb)
 #endif
 }
 
+/*
+ * The conntrack entry of a packet that is new (not yet confirmed) in its
+ * original direction expects replies from @addr (16-byte form) and @port
+ * instead of the address the packet was sent to: the real server of a NAT
+ * connection (IPVS's ip_vs_update_conntrack). Other packets keep theirs.
+ */
+void rvs_ct_reply_from(struct sk_buff *skb, const u8 *addr, __be16 port)
+{
+#if IS_ENABLED(CONFIG_NF_CONNTRACK)
+	enum ip_conntrack_info ctinfo;
+	struct nf_conn *ct = nf_ct_get(skb, &ctinfo);
+	struct nf_conntrack_tuple t;
+
+	if (!ct || nf_ct_is_confirmed(ct) || nf_ct_is_dying(ct) ||
+	    CTINFO2DIR(ctinfo) != IP_CT_DIR_ORIGINAL)
+		return;
+	t = ct->tuplehash[IP_CT_DIR_REPLY].tuple;
+	memcpy(&t.src.u3, addr, sizeof(t.src.u3));
+	if (t.dst.protonum != IPPROTO_ICMP && t.dst.protonum != IPPROTO_ICMPV6)
+		t.src.u.all = port;
+	nf_conntrack_alter_reply(ct, &t);
+#endif
+}
+
 void rvs_skb_orphan(struct sk_buff *skb)
 {
 	skb_orphan(skb);

@@ -64,6 +64,7 @@ bool rvs_skb_is_xmit(const struct sk_buff *skb);
 void rvs_skb_mark_xmit(struct sk_buff *skb);
 u32 rvs_skb_fwmark(const struct sk_buff *skb);
 void rvs_skb_notrack(struct sk_buff *skb);
+void rvs_ct_reply_from(struct sk_buff *skb, const u8 *addr, __be16 port);
 void rvs_skb_orphan(struct sk_buff *skb);
 void rvs_inet_proto_csum_replace2(__sum16 *sum, struct sk_buff *skb,
 				  __be16 from, __be16 to, bool pseudohdr);

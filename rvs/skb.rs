@@ -307,18 +307,21 @@ fn route_to4(
 
 /// Sends a routed packet out through netfilter's LOCAL_OUT (so later hooks
 /// and policy see it), marked as rvs's so rvs's own hooks pass it, and
-/// untracked by conntrack like IPVS's. Consumes the packet.
+/// untracked by conntrack like IPVS's unless `track` (the `conntrack`
+/// setting). Consumes the packet.
 /// `af` is the family of its (outer) network header: it enters that
 /// family's LOCAL_OUT.
 ///
 /// `from_wire`: the packet was received (not sent by a local socket), so a
 /// socket that early demux attached to it must be let go first.
-pub(crate) fn local_out(net: &Net, skb: Skb<'_>, af: AddrFamily, from_wire: bool) {
+pub(crate) fn local_out(net: &Net, skb: Skb<'_>, af: AddrFamily, from_wire: bool, track: bool) {
     // SAFETY: valid skb with a route attached by `route_to`; ownership
     // passes to the output path (the caller returns NF_STOLEN).
     unsafe {
         ffi::rvs_skb_mark_xmit(skb.ptr);
-        ffi::rvs_skb_notrack(skb.ptr);
+        if !track {
+            ffi::rvs_skb_notrack(skb.ptr);
+        }
         if from_wire {
             ffi::rvs_skb_orphan(skb.ptr);
         }
@@ -326,6 +329,18 @@ pub(crate) fn local_out(net: &Net, skb: Skb<'_>, af: AddrFamily, from_wire: bool
             AddrFamily::Inet => ffi::rvs_nf_local_out(net.as_ptr(), skb.ptr),
             AddrFamily::Inet6 => ffi::rvs_nf_local_out6(net.as_ptr(), skb.ptr),
         };
+    }
+}
+
+impl Skb<'_> {
+    /// Makes the packet's conntrack entry, if it is new and this is its
+    /// original direction, expect replies from `addr:port` (a NAT real
+    /// server, 16-byte address form) rather than from where the client
+    /// sent it; any other packet is left alone.
+    pub(crate) fn ct_reply_from(&mut self, addr: &[u8; 16], port: u16) {
+        // SAFETY: valid skb (invariant); `addr` is a 16-byte buffer, read
+        // only during the call.
+        unsafe { ffi::rvs_ct_reply_from(self.ptr, addr.as_ptr(), port.to_be()) };
     }
 }
 

@@ -43,6 +43,22 @@ const IPV6_MIN_MTU: u32 = 1280;
 const IPPROTO_IPIP: u8 = 4;
 const IPPROTO_IPV6: u8 = 41;
 
+/// What netfilter's conntrack sees of the packets rvs sends (the
+/// `conntrack` setting, IPVS's `net.ipv4.vs.conntrack`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tracking {
+    /// Untracked, as IPVS does by default: nftables NAT and conntrack
+    /// rules never see them.
+    Off,
+    /// Tracked; the first packet of a NAT connection also makes its
+    /// conntrack entry expect the real server's replies, so that NAT rules
+    /// (e.g. masquerade toward the real servers) apply to the connection.
+    On,
+    /// Tracked, entry left as it is (one-packet scheduling: no reply is
+    /// expected, as IPVS).
+    NoReply,
+}
+
 /// Sends a request of connection `conn` to its real server. `from_wire`:
 /// the packet arrived from another host (LOCAL_IN), so any socket that
 /// early demux attached must be dropped before it leaves again.
@@ -52,6 +68,7 @@ pub(crate) fn transmit(
     pkt: &Packet,
     conn: &Conn,
     from_wire: bool,
+    tracking: Tracking,
 ) -> Verdict {
     let af = pkt.ip.af;
     let daddr = &conn.tuple.daddr;
@@ -62,6 +79,9 @@ pub(crate) fn transmit(
         FwdMethod::Masq => {
             if nat_rewrite(&mut skb, pkt, Side::Destination, daddr, conn.tuple.dport).is_err() {
                 return Verdict::Drop;
+            }
+            if tracking == Tracking::On {
+                skb.ct_reply_from(daddr, conn.tuple.dport);
             }
             skb::route_to(net, &mut skb, &conn.dest.route, af, daddr, false)
         }
@@ -93,7 +113,7 @@ pub(crate) fn transmit(
     {
         return Verdict::Drop;
     }
-    skb::local_out(net, skb, out_af, from_wire);
+    skb::local_out(net, skb, out_af, from_wire, tracking != Tracking::Off);
     Verdict::Stolen
 }
 
@@ -129,7 +149,9 @@ pub(crate) fn forward_icmp(
             return Verdict::Drop;
         }
     }
-    skb::local_out(net, skb, out_af, true);
+    // ICMP errors stay untracked whatever the setting (IPVS tracks them
+    // with conntrack=1; nothing rvs users rely on needs that).
+    skb::local_out(net, skb, out_af, true, false);
     Verdict::Stolen
 }
 

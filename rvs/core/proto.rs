@@ -159,6 +159,16 @@ fn event(f: TcpFlags) -> Option<Event> {
     }
 }
 
+/// Whether a client segment with `flags` that matches an entry in `state`
+/// opens a new connection instead of continuing the entry's: a SYN after
+/// the old connection ended (TIME_WAIT or CLOSE), its client port reused.
+/// The new connection is scheduled afresh, as IPVS does with its default
+/// `conn_reuse_mode` (1); otherwise the SYN would follow the old entry to
+/// its server, even one deleted since.
+pub fn syn_reopens(state: TcpState, flags: TcpFlags) -> bool {
+    flags.syn && !flags.ack && !flags.rst && matches!(state, TcpState::TimeWait | TcpState::Close)
+}
+
 /// Next TCP state after a segment with `flags` travelling in `dir`, as
 /// IPVS's `tcp_states` table (not the anti-DoS variant) defines it.
 ///
@@ -373,6 +383,43 @@ impl Timeouts {
         self.set_tcpfin(tcpfin);
         self.set_udp(udp);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod reopen_tests {
+    use super::*;
+
+    fn flags(syn: bool, ack: bool, rst: bool) -> TcpFlags {
+        TcpFlags {
+            syn,
+            ack,
+            fin: false,
+            rst,
+        }
+    }
+
+    #[test]
+    fn only_a_plain_syn_on_an_ended_entry_reopens() {
+        for s in [TcpState::TimeWait, TcpState::Close] {
+            assert!(syn_reopens(s, flags(true, false, false)), "{s:?}");
+            assert!(!syn_reopens(s, flags(true, true, false)), "SYN-ACK {s:?}");
+            assert!(!syn_reopens(s, flags(true, false, true)), "SYN+RST {s:?}");
+            assert!(!syn_reopens(s, flags(false, true, false)), "ACK {s:?}");
+        }
+        for s in [
+            TcpState::None,
+            TcpState::Established,
+            TcpState::SynSent,
+            TcpState::SynRecv,
+            TcpState::FinWait,
+            TcpState::CloseWait,
+            TcpState::LastAck,
+            TcpState::Listen,
+            TcpState::Synack,
+        ] {
+            assert!(!syn_reopens(s, flags(true, false, false)), "{s:?}");
+        }
     }
 }
 

@@ -33,10 +33,15 @@ pub enum Setting {
     /// `secure_tcp`: lifetime in seconds of embryonic TCP entries, not
     /// extended by the real server's retransmissions (0 = off).
     SecureTcp = 4,
+    /// `conntrack`: packets rvs forwards are tracked by netfilter's
+    /// conntrack, and a NAT connection's entry expects its real server's
+    /// replies, so nftables NAT and conntrack matches see rvs's
+    /// connections (1); untracked as by default in IPVS (0).
+    Conntrack = 5,
 }
 
 /// Number of settings (rows of [`SETTINGS`]).
-pub const COUNT: usize = 5;
+pub const COUNT: usize = 6;
 
 /// One row of the settings table.
 #[derive(Debug)]
@@ -110,6 +115,16 @@ pub static SETTINGS: [SettingSpec; COUNT] = [
         default: 0,
         range_msg: c"secure_tcp must be 0 (off) to 60 seconds",
         help: "half-open TCP entries live this many seconds (0: off)",
+    },
+    SettingSpec {
+        setting: Setting::Conntrack,
+        name: "conntrack",
+        attr: 10,
+        min: 0,
+        max: 1,
+        default: 0,
+        range_msg: c"conntrack must be 0 or 1",
+        help: "let conntrack and nftables NAT see forwarded connections",
     },
 ];
 
@@ -205,7 +220,9 @@ mod tests {
         let e = validate(spec, 2).unwrap_err();
         assert_eq!(e.errno, ERANGE);
         assert_eq!(e.msg, c"expire_nodest_conn must be 0 or 1");
-        assert_eq!(defaults(), [0, 0, 1 << 20, 0, 0]);
+        assert_eq!(defaults(), [0, 0, 1 << 20, 0, 0, 0]);
+        assert_eq!(by_name("conntrack").map(|s| s.attr), Some(10));
+        assert!(validate(Setting::Conntrack.spec(), 2).is_err());
         let max = Setting::ConnMax.spec();
         assert_eq!(validate(max, 15).unwrap_err().errno, ERANGE);
         assert_eq!(validate(max, 16), Ok(16));

@@ -86,8 +86,8 @@ enum rvs_attr {
 	/* runtime settings, u32 each, named in rvs/core/settings.rs */
 	RVS_CMD_ATTR_EXPIRE_NODEST_CONN,	/* 8: 0/1 */
 	RVS_CMD_ATTR_EXPIRE_QUIESCENT_TEMPLATE,	/* 9: 0/1 */
-	/* 10: reserved (conntrack) */
-	RVS_CMD_ATTR_CONN_MAX = 11,	/* 11: entries, 16..16777216 */
+	RVS_CMD_ATTR_CONNTRACK,		/* 10: 0/1 */
+	RVS_CMD_ATTR_CONN_MAX,		/* 11: entries, 16..16777216 */
 	RVS_CMD_ATTR_DROP_ENTRY,	/* 12: percent of conn_max, 0 = off */
 	RVS_CMD_ATTR_SECURE_TCP,	/* 13: seconds, 0 = off */
 	__RVS_CMD_ATTR_MAX,

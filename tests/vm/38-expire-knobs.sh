@@ -8,11 +8,20 @@
 #    and the deleted server's connections leave the table by themselves.
 #  - expire_quiescent_template=0: a persistent client keeps its quiesced
 #    (weight 0) server; =1: its template expires and it moves on.
+#  - whatever expire_nodest_conn says, a TCP client that reuses the port
+#    of a finished connection (TIME_WAIT on the director) whose server was
+#    deleted since gets a new connection to a remaining server (IPVS's
+#    conn_reuse_mode 1), instead of its SYNs being dropped.
 . "$(dirname "$0")/../lib.sh"
 adm_init rr
 topo_nat exp 2
-for i in 1 2; do serve_name_bg "${RS[$i]}" udp 53 rs$i; serve_name_bg "${RS[$i]}" udp 54 rs$i; done
-for i in 1 2; do wait_listen "${RS[$i]}" udp 53; wait_listen "${RS[$i]}" udp 54; done
+for i in 1 2; do
+  serve_name_bg "${RS[$i]}" udp 53 rs$i; serve_name_bg "${RS[$i]}" udp 54 rs$i
+  serve_name_bg "${RS[$i]}" tcp 80 rs$i
+done
+for i in 1 2; do
+  wait_listen "${RS[$i]}" udp 53; wait_listen "${RS[$i]}" udp 54; wait_listen "${RS[$i]}" tcp 80
+done
 
 # set_opt NAME VALUE: the setting in the director's namespace.
 set_opt() {
@@ -21,6 +30,20 @@ set_opt() {
 }
 # ask PORT SRCPORT: one datagram to VIP:PORT from SRCPORT; prints the answer.
 ask() { lb_names "$CL" udp $VIP "$1" 1 "$2" 0; }
+# ask_tcp SRCPORT: one TCP connection to VIP:80 from SRCPORT; prints the
+# answer. The server closes first, so the client port is free at once.
+ask_tcp() {
+  ip netns exec "$CL" python3 -c '
+import socket, sys
+s = socket.socket(); s.settimeout(3)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[2])))
+try:
+    s.connect((sys.argv[1], 80)); print(s.recv(64).decode().strip() or "ERR:empty")
+except OSError as e:
+    print("ERR:" + type(e).__name__)
+' $VIP "$1"
+}
 # conns_to ADDR: connection entries toward ADDR in the listing.
 conns_to() { adm "$LB" -L -n -c | grep -c " $1:"; }
 
@@ -64,4 +87,17 @@ got=$(ask 54 34002); log "expire_quiescent_template=1, new flow -> $got"
 assert_eq "$got" "rs$other" "the template of a quiesced server expires"
 got=$(ask 54 34003); log "and the next new flow -> $got"
 assert_eq "$got" "rs$other" "the client sticks to its new server"
-pass "expire_nodest_conn and expire_quiescent_template take effect"
+
+# --- a reused client port after its server was deleted -------------------
+set_opt expire_nodest_conn 0
+adm_ok "$LB" -A -t $VIP:80 -s rr
+adm_ok "$LB" -a -t $VIP:80 -r ${RIP[1]}:80 -m
+adm_ok "$LB" -a -t $VIP:80 -r ${RIP[2]}:80 -m
+first=$(ask_tcp 35000); log "tcp from port 35000 -> $first"
+case "$first" in rs1) gone=1 other=2 ;; rs2) gone=2 other=1 ;; *) fail "no answer: $first" ;; esac
+state=$(adm "$LB" -L -n -c | awk '/:35000 / {print $3}')
+log "its entry on the director: $state"
+adm_ok "$LB" -d -t $VIP:80 -r ${RIP[$gone]}:80
+got=$(ask_tcp 35000); log "same client port after deleting its server -> $got"
+assert_eq "$got" "rs$other" "a reused client port after its server was deleted"
+pass "expire_nodest_conn and expire_quiescent_template take effect; a reused port is rescheduled"

@@ -207,13 +207,9 @@ fn request(
     let conn = match found {
         Some(c) => c,
         None => {
-            // Firewall-mark services first, as IPVS's ip_vs_service_find
-            // (IPv4 only in rvs).
-            let fwm = match af {
-                AddrFamily::Inet => ns.services.lookup_fwmark(g, skb.fwmark()),
-                AddrFamily::Inet6 => None,
-            };
-            let found = match fwm {
+            // Firewall-mark services of the packet's family first, as
+            // IPVS's ip_vs_service_find.
+            let found = match ns.services.lookup_fwmark(g, af, skb.fwmark()) {
                 Some(svc) => Some(svc),
                 None => ns.services.lookup(g, af, proto, &vaddr, pkt.dport),
             };

@@ -530,13 +530,16 @@ impl Services {
             })
     }
 
-    /// The firewall-mark service for a packet marked `mark` (IPv4). As in
-    /// IPVS's `ip_vs_service_find`, the packet path asks this before
-    /// [`Self::lookup`]; unmarked packets and namespaces without
-    /// firewall-mark services pay one comparison.
+    /// The firewall-mark service of family `af` for a packet of that
+    /// family marked `mark`. As in IPVS (`ip_vs_service_find`, which keys
+    /// mark services by (af, mark)), an IPv4 mark service never catches an
+    /// IPv6 packet carrying the same mark, nor the reverse. The packet path
+    /// asks this before [`Self::lookup`]; unmarked packets and namespaces
+    /// without firewall-mark services pay one comparison.
     pub(crate) fn lookup_fwmark<'g>(
         &'g self,
         g: &'g ReadGuard,
+        af: AddrFamily,
         mark: u32,
     ) -> Option<&'g Arc<Service>> {
         if mark == 0 || self.fwmark_services.load(Relaxed) == 0 {
@@ -545,7 +548,7 @@ impl Services {
         self.bucket_of(0, &mark_as_addr(mark), 0)?
             .get(g)?
             .iter()
-            .find(|s| s.key.fwmark == mark && s.key.af == AddrFamily::Inet)
+            .find(|s| s.key.fwmark == mark && s.key.af == af)
     }
 
     /// The service at dump position (`bucket`, `index` in its chain) or the

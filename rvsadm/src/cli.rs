@@ -169,6 +169,8 @@ Options:
   -f, --fwmark-service MARK       firewall-mark service: packets whose mark
                                   (nftables meta mark, iptables MARK) is MARK
                                   (1-4294967295), any protocol and address
+  -6, --ipv6                      with -f: the mark service is IPv6 (its
+                                  packets and real servers are IPv6)
       ADDR is a numeric IPv4 or IPv6 address (host names are not resolved);
       IPv6 with a port is written [ADDR]:PORT. PORT is a number (service
       names are not resolved); a missing port means 0 (all ports), which
@@ -225,6 +227,7 @@ const OPTIONS: &[(&str, &str)] = &[
     ("tcp-service", "-t/--tcp-service"),
     ("udp-service", "-u/--udp-service"),
     ("fwmark-service", "-f/--fwmark-service"),
+    ("ipv6", "-6/--ipv6"),
     ("sched-flags", "-b/--sched-flags"),
     ("ops", "-o/--ops"),
     ("scheduler", "-s/--scheduler"),
@@ -265,6 +268,7 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
             "tcp-service",
             "udp-service",
             "fwmark-service",
+            "ipv6",
             "scheduler",
             "persistent",
             "netmask",
@@ -279,6 +283,7 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
             "tcp-service",
             "udp-service",
             "fwmark-service",
+            "ipv6",
             "scheduler",
             "persistent",
             "netmask",
@@ -289,7 +294,7 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
     (
         "delete-service",
         "-D/--delete-service",
-        &["tcp-service", "udp-service", "fwmark-service"],
+        &["tcp-service", "udp-service", "fwmark-service", "ipv6"],
     ),
     ("clear", "-C/--clear", &[]),
     (
@@ -299,6 +304,7 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
             "tcp-service",
             "udp-service",
             "fwmark-service",
+            "ipv6",
             "real-server",
             "gatewaying",
             "ipip",
@@ -320,6 +326,7 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
             "tcp-service",
             "udp-service",
             "fwmark-service",
+            "ipv6",
             "real-server",
             "gatewaying",
             "ipip",
@@ -341,6 +348,7 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
             "tcp-service",
             "udp-service",
             "fwmark-service",
+            "ipv6",
             "real-server",
         ],
     ),
@@ -351,6 +359,7 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
             "tcp-service",
             "udp-service",
             "fwmark-service",
+            "ipv6",
             "numeric",
             "json",
             "connection",
@@ -365,7 +374,7 @@ const COMMANDS: &[(&str, &str, &[&str])] = &[
     (
         "zero",
         "-Z/--zero",
-        &["tcp-service", "udp-service", "fwmark-service"],
+        &["tcp-service", "udp-service", "fwmark-service", "ipv6"],
     ),
     ("set", "--set", &[]),
     ("set-option", "--set-option", &[]),
@@ -422,6 +431,7 @@ fn clap_command() -> clap::Command {
             value("tcp-service", 't', "tcp-service", "ADDR:PORT"),
             value("udp-service", 'u', "udp-service", "ADDR:PORT"),
             value("fwmark-service", 'f', "fwmark-service", "MARK"),
+            flag("ipv6", '6', "ipv6"),
             value("scheduler", 's', "scheduler", "NAME"),
             value("sched-flags", 'b', "sched-flags", "FLAGS"),
             flag("ops", 'o', "ops"),
@@ -542,7 +552,7 @@ where
     let need_service = || match service {
         Some(s) => Ok(s),
         None => usage(format!(
-            "{cmd_name} needs a service: -t ADDR:PORT or -u ADDR:PORT"
+            "{cmd_name} needs a service: -t ADDR:PORT, -u ADDR:PORT or -f MARK"
         )),
     };
 
@@ -662,13 +672,25 @@ fn set_options(m: &ArgMatches) -> Result<Vec<(u16, u32)>, UsageError> {
 }
 
 fn service_of(m: &ArgMatches) -> Result<Option<ServiceKey>, UsageError> {
+    // As ipvsadm: -6 only qualifies a mark; -t and -u take the family from
+    // their address.
+    if m.get_flag("ipv6") && !given(m, "fwmark-service") {
+        return usage(
+            "option -6/--ipv6 needs -f/--fwmark-service: it makes a firewall-mark \
+             service IPv6 (-t and -u take the family from their address)",
+        );
+    }
     let (protocol, text) = if let Some(t) = string_of(m, "tcp-service") {
         (Protocol::Tcp, t)
     } else if let Some(u) = string_of(m, "udp-service") {
         (Protocol::Udp, u)
     } else if let Some(f) = string_of(m, "fwmark-service") {
         let mark = parse_number(f, 1, u32::MAX, "fwmark value")?;
-        return Ok(Some(ServiceKey::fwmark(mark)));
+        return Ok(Some(if m.get_flag("ipv6") {
+            ServiceKey::fwmark6(mark)
+        } else {
+            ServiceKey::fwmark(mark)
+        }));
     } else {
         return Ok(None);
     };
@@ -1400,7 +1422,7 @@ mod tests {
     #[test]
     fn rejected_command_lines() {
         let cases: &[(&[&str], &str)] = &[
-            (&["-A"], "-A/--add-service needs a service: -t ADDR:PORT or -u ADDR:PORT"),
+            (&["-A"], "-A/--add-service needs a service: -t ADDR:PORT, -u ADDR:PORT or -f MARK"),
             (&["-A", "-t", "10.0.0.1:80", "-r", "10.0.1.1"], "option -r/--real-server is not allowed with -A/--add-service"),
             (&["-A", "-t", "10.0.0.1"], "zero port specified for non-persistent service TCP 10.0.0.1:0: give a port or -p"),
             (&["-A", "-t", "www.example.com:80"], "invalid service address 'www.example.com:80': 'www.example.com' is not a numeric IPv4 or IPv6 address (host names are not resolved)"),
@@ -1571,6 +1593,96 @@ mod tests {
             let got = err(args);
             assert!(got.contains(want), "args {args:?}: got {got:?}, want {want:?}");
         }
+    }
+
+    #[test]
+    fn ipv6_fwmark_services() {
+        // -6 makes a mark service IPv6, in either order, as ipvsadm's -f N -6.
+        let Command::AddService(s) =
+            run(&["-A", "-f", "6", "-6", "-s", "rr", "-p", "60", "-M", "64"]).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(s.key, ServiceKey::fwmark6(6));
+        assert_eq!(s.key.af(), uapi::linux::AF_INET6);
+        assert_eq!(s.key.to_string(), "FWM 6 IPv6");
+        assert_eq!(s.netmask, Netmask(64));
+        let Command::AddService(s) = run(&["-A", "--ipv6", "--fwmark-service", "6"]).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!((s.key, s.netmask), (ServiceKey::fwmark6(6), Netmask(128)));
+        assert_ne!(ServiceKey::fwmark6(6), ServiceKey::fwmark(6));
+        assert_eq!(ServiceKey::fwmark(6).af(), uapi::linux::AF_INET);
+        // Real servers: IPv6, any port (0 keeps the packet's).
+        let Command::AddServer(k, d) =
+            run(&["-a", "-f", "6", "-6", "-r", "[2001:db8:1::2]:8080", "-m"]).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(k, ServiceKey::fwmark6(6));
+        assert_eq!(
+            (d.key.addr, d.key.port),
+            ("2001:db8:1::2".parse().unwrap(), 8080)
+        );
+        let Command::AddServer(_, d) =
+            run(&["-a", "-f", "6", "-6", "-r", "2001:db8:1::3", "-g"]).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(d.key.port, 0);
+        for (args, cmd) in [
+            (
+                &["-D", "-f", "6", "-6"][..],
+                Command::DeleteService(ServiceKey::fwmark6(6)),
+            ),
+            (
+                &["-Z", "-f", "6", "-6"],
+                Command::Zero(Some(ServiceKey::fwmark6(6))),
+            ),
+        ] {
+            assert_eq!(run(args).unwrap(), cmd, "{args:?}");
+        }
+        let Command::DeleteServer(k, d) =
+            run(&["-d", "-f", "6", "-6", "-r", "[2001:db8:1::2]:8080"]).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!((k, d.port), (ServiceKey::fwmark6(6), 8080));
+        assert_eq!(
+            list_opts(&["-L", "-n", "-f", "6", "-6"]).service,
+            Some(ServiceKey::fwmark6(6))
+        );
+        // What -S writes (ipvsadm-save's form) reads back.
+        let Some(Command::AddService(s)) = parse_restore_line("-A -f 6 -6 -s rr").unwrap() else {
+            panic!()
+        };
+        assert_eq!(s.key, ServiceKey::fwmark6(6));
+        let Some(Command::AddServer(k, d)) =
+            parse_restore_line("-a -f 6 -6 -r [2001:db8:1::2]:8080 -m -w 1").unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (k, d.forward, d.weight),
+            (ServiceKey::fwmark6(6), Forward::Masq, 1)
+        );
+        for (args, want) in [
+            (&["-A", "-t", "10.0.0.1:80", "-6"][..], "option -6/--ipv6 needs -f/--fwmark-service: it makes a firewall-mark service IPv6 (-t and -u take the family from their address)"),
+            (&["-A", "-u", "[2001:db8::1]:53", "-6"], "option -6/--ipv6 needs -f/--fwmark-service"),
+            (&["-L", "-n", "-6"], "option -6/--ipv6 needs -f/--fwmark-service"),
+            (&["-6"], "option -6/--ipv6 needs -f/--fwmark-service"),
+            (&["-C", "-6"], "option -6/--ipv6 is not allowed with -C/--clear"),
+            (&["-S", "-6"], "option -6/--ipv6 is not allowed with -S/--save"),
+            (&["-A", "-f", "6", "-6", "-p", "-M", "255.255.255.0"], "invalid IPv6 netmask (prefix length)"),
+            (&["-a", "-f", "6", "-6", "-r", "10.0.1.1", "-m"], "real server 10.0.1.1 and service FWM 6 IPv6 differ in address family; that is allowed only for tunnelling (-i)"),
+            (&["-a", "-f", "6", "-r", "[2001:db8::2]:80", "-m"], "real server 2001:db8::2 and service FWM 6 differ in address family"),
+        ] {
+            let got = err(args);
+            assert!(got.contains(want), "args {args:?}: got {got:?}, want {want:?}");
+            assert!(!got.contains('\n'), "multi-line error for {args:?}: {got:?}");
+        }
+        assert!(parse_restore_line("-A -t 10.0.0.1:80 -6").is_err());
     }
 
     #[test]

@@ -481,6 +481,8 @@ struct JsonConns {
 
 #[derive(Serialize)]
 struct JsonService<'a> {
+    /// "ipv4" or "ipv6": the one way to tell the family of a `-f` service.
+    family: &'static str,
     protocol: String,
     address: String,
     port: u16,
@@ -583,6 +585,11 @@ pub fn format_json(info: &Info, entries: &[Entry]) -> String {
             .map(|e| {
                 let s = &e.service;
                 JsonService {
+                    family: if s.af == linux::AF_INET6 {
+                        "ipv6"
+                    } else {
+                        "ipv4"
+                    },
                     protocol: s.protocol.json_name(),
                     address: s.addr.to_string(),
                     port: s.port,
@@ -818,6 +825,58 @@ TCP  10.0.0.1:80 rr\n\
     }
 
     #[test]
+    fn ipv6_fwmark_service_list_save_json() {
+        // ipvsadm 1.31: "FWM  %d IPv6" in listings, "-f %d -6" in rules.
+        let mut f = svc("::", 0, "rr");
+        f.fwmark = 6;
+        f.flags |= uapi::RVS_SVC_F_PERSISTENT;
+        f.timeout = 60;
+        f.netmask = Netmask(64);
+        assert_eq!(service_line(&f), "FWM  6 IPv6 rr persistent 60 mask 64");
+        let mut g = svc("0.0.0.0", 0, "wlc");
+        g.fwmark = 6;
+        let entries = vec![
+            Entry {
+                service: g,
+                dests: vec![dest("10.0.1.5", 0, Forward::Route, 1, 0, 0)],
+            },
+            Entry {
+                service: f,
+                dests: vec![
+                    dest("2001:db8:1::2", 8080, Forward::Masq, 1, 0, 0),
+                    dest("2001:db8:1::3", 0, Forward::Route, 2, 0, 0),
+                ],
+            },
+        ];
+        assert_eq!(
+            format_rules(&entries),
+            "-A -f 6 -s wlc\n\
+             -a -f 6 -r 10.0.1.5:0 -g -w 1\n\
+             -A -f 6 -6 -s rr -p 60 -M 64\n\
+             -a -f 6 -6 -r [2001:db8:1::2]:8080 -m -w 1\n\
+             -a -f 6 -6 -r [2001:db8:1::3]:0 -g -w 2\n"
+        );
+        let table = format_table(&info(), &entries, true);
+        assert!(table.contains("\nFWM  6 wlc\n  -> 10.0.1.5:0"), "{table}");
+        assert!(
+            table.contains("\nFWM  6 IPv6 rr persistent 60 mask 64\n  -> [2001:db8:1::2]:8080"),
+            "{table}"
+        );
+        let json = format_json(&info(), &entries);
+        assert!(
+            json.contains(r#"{"family":"ipv4","protocol":"tcp","address":"0.0.0.0","port":0,"scheduler":"wlc""#),
+            "{json}"
+        );
+        assert!(
+            json.contains(
+                r#"{"family":"ipv6","protocol":"tcp","address":"::","port":0,"scheduler":"rr""#
+            ),
+            "{json}"
+        );
+        assert_eq!(json.matches(r#""fwmark":6}"#).count(), 2, "{json}");
+    }
+
+    #[test]
     fn dest_line_variants() {
         assert_eq!(
             dest_line(&dest("10.0.1.2", 8080, Forward::Route, 65535, 1234567, 12)),
@@ -899,11 +958,11 @@ TCP  10.0.0.1:80 rr\n\
         ];
         let want = concat!(
             r#"{"version":"1.2.1","conn_tab_size":4096,"services":["#,
-            r#"{"protocol":"tcp","address":"10.0.0.1","port":80,"scheduler":"rr","flags":[],"persistent_timeout":null,"#,
+            r#"{"family":"ipv4","protocol":"tcp","address":"10.0.0.1","port":80,"scheduler":"rr","flags":[],"persistent_timeout":null,"#,
             r#""stats":{"conns":0,"inpkts":0,"outpkts":0,"inbytes":0,"outbytes":0,"cps":0,"inpps":0,"outpps":0,"inbps":0,"outbps":0},"dests":["#,
             r#"{"address":"10.0.1.1","port":8080,"forward":"masq","weight":2,"upper_threshold":10,"lower_threshold":5,"active_conns":3,"inactive_conns":4,"#,
             r#""stats":{"conns":1,"inpkts":2,"outpkts":3,"inbytes":4,"outbytes":5,"cps":6,"inpps":7,"outpps":8,"inbps":9,"outbps":10}}]},"#,
-            r#"{"protocol":"tcp","address":"10.0.0.2","port":443,"scheduler":"wlc","flags":["persistent"],"persistent_timeout":300,"#,
+            r#"{"family":"ipv4","protocol":"tcp","address":"10.0.0.2","port":443,"scheduler":"wlc","flags":["persistent"],"persistent_timeout":300,"#,
             r#""stats":{"conns":0,"inpkts":0,"outpkts":0,"inbytes":0,"outbytes":0,"cps":0,"inpps":0,"outpps":0,"inbps":0,"outbps":0},"dests":[]}]}"#,
             "\n"
         );

@@ -2,7 +2,7 @@
 //! and output: services, real servers (destinations) and module info.
 
 use std::fmt;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::uapi::{self, linux};
 
@@ -149,6 +149,14 @@ impl ServiceKey {
         }
     }
 
+    /// An IPv6 firewall-mark service (`-f MARK -6`).
+    pub fn fwmark6(mark: u32) -> ServiceKey {
+        ServiceKey {
+            addr: IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+            ..ServiceKey::fwmark(mark)
+        }
+    }
+
     pub fn af(&self) -> u16 {
         af_of(&self.addr)
     }
@@ -157,7 +165,8 @@ impl ServiceKey {
 impl fmt::Display for ServiceKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.fwmark != 0 {
-            return write!(f, "FWM {}", self.fwmark);
+            let v6 = if self.addr.is_ipv6() { " IPv6" } else { "" };
+            return write!(f, "FWM {}{v6}", self.fwmark);
         }
         write!(
             f,

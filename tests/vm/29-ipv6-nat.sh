@@ -1,8 +1,13 @@
 #!/bin/bash
 # IPv6 NAT services with real traffic: TCP and UDP, two real servers,
 # round robin, a client on the director, the connection listing, and an
-# IPv4 service next to the IPv6 one. Same ipvsadm syntax for both engines
-# ([ADDR]:PORT). DR and tunnels: 29-ipv6-tunnel.sh.
+# IPv4 service next to the IPv6 one. Then IPv6 firewall-mark services
+# (-f MARK -6): nftables marks TCP to VIP:81 of both families with 6; the
+# IPv6 mark service balances the IPv6 packets, an IPv4 mark service with
+# the same mark only the IPv4 ones (IPVS keys mark services by family and
+# mark), persistence by /64, listing and save/restore. Same ipvsadm syntax
+# for both engines ([ADDR]:PORT, -f 6 -6). DR and tunnels:
+# 29-ipv6-tunnel.sh.
 . "$(dirname "$0")/../lib.sh"
 
 adm_init rr
@@ -91,4 +96,77 @@ adm_ok "$LB" -a -t 10.0.100.1:80 -r 10.0.1.1:8080 -m
 adm_ok "$LB" -a -t 10.0.100.1:80 -r 10.0.1.2:8080 -m
 expect_balance "$CL" tcp 10.0.100.1 80 2 "rs1:1 rs2:1" "IPv4 NAT next to IPv6"
 expect_balance "$CL" tcp $VIP 80 2 "rs1:1 rs2:1" "IPv6 NAT next to IPv4"
-pass "IPv6 NAT (TCP, UDP, local client) balances real traffic, next to IPv4"
+
+# --- Firewall-mark services of both families, same mark --------------------
+command -v nft >/dev/null ||
+  pass "IPv6 NAT balances real traffic, next to IPv4 (fwmark part skipped: no nft)"
+ip netns exec "$LB" nft -f - <<NFT || fail "nft rules"
+table inet rvsfwm6 {
+  chain pre {
+    type filter hook prerouting priority mangle; policy accept;
+    ip6 daddr $VIP tcp dport 81 meta mark set 6
+    ip daddr 10.0.100.1 tcp dport 81 meta mark set 6
+  }
+}
+NFT
+# not_balanced NS ADDR LABEL: TCP to ADDR:81 reaches no real server.
+not_balanced() {
+  local got
+  got=$(lb_names "$1" tcp "$2" 81 2 | count_names); log "$3: $2:81 -> $got"
+  case "$got" in *rs*) fail "$3: balanced ($got)" ;; esac
+}
+# An IPv4 mark service (rs1 only) does not catch IPv6 packets with its mark.
+adm_ok "$LB" -A -f 6 -s rr
+adm_ok "$LB" -a -f 6 -r 10.0.1.1:8080 -m
+not_balanced "$CL" $VIP "IPv6 marked 6, only an IPv4 mark-6 service"
+expect_balance "$CL" tcp 10.0.100.1 81 2 "rs1:2" "IPv4 marked 6, IPv4 mark service"
+adm_ok "$LB" -A -f 6 -6 -s rr
+for i in 1 2; do adm_ok "$LB" -a -f 6 -6 -r "[2001:db8:1::$i]:8080" -m; done
+list=$(adm "$LB" -L -n) || fail "$ADM -L -n failed"
+printf '%s\n' "$list" | sed 's/^/#   /' >&2
+printf '%s\n' "$list" | grep -qx "FWM  6 IPv6 rr" || fail "-L -n lacks 'FWM  6 IPv6 rr'"
+printf '%s\n' "$list" | grep -qx "FWM  6 rr" || fail "-L -n lacks 'FWM  6 rr'"
+n=$(printf '%s\n' "$list" | grep -A2 -x "FWM  6 IPv6 rr" | grep -c -- "-> \[2001:db8:1::[12]\]:8080 *Masq")
+assert_eq "$n" 2 "IPv6 real servers listed under FWM  6 IPv6"
+expect_balance "$CL" tcp $VIP 81 4 "rs1:2 rs2:2" "IPv6 marked 6, IPv6 mark service"
+expect_balance "$CL" tcp 10.0.100.1 81 2 "rs1:2" "IPv4 marked 6 still to the IPv4 mark service"
+stats=$(adm "$LB" -L -n --stats) || fail "$ADM -L -n --stats failed"
+printf '%s\n' "$stats" | grep -q "^FWM  6 IPv6  *4 " || fail "IPv6 mark service did not count 4 connections: $stats"
+printf '%s\n' "$stats" | grep -q "^FWM  6  *4 " || fail "IPv4 mark service did not count 4 connections: $stats"
+# ... and the IPv6 mark service does not catch IPv4 packets with its mark.
+adm_ok "$LB" -D -f 6
+not_balanced "$CL" 10.0.100.1 "IPv4 marked 6, only an IPv6 mark-6 service"
+if [ "$ADM" = rvsadm ]; then
+  fam=$(adm "$LB" -L -n --json | python3 -c '
+import json, sys
+print(" ".join("%s/%s" % (s["family"], s.get("fwmark")) for s in json.load(sys.stdin)["services"] if s.get("fwmark")))') ||
+    fail "--json"
+  assert_eq "$fam" "ipv6/6" "--json family of the mark service"
+  out=$(adm "$LB" -A -t "[$VIP]:81" -6 2>&1) && fail "-6 without -f accepted"
+  case "$out" in *"-6/--ipv6 needs -f/--fwmark-service"*) ;; *) fail "unexpected message for -6 without -f: $out" ;; esac
+fi
+
+# Persistence by client /64: the template is keyed by (IPv6, mask, mark).
+adm_ok "$LB" -E -f 6 -6 -s rr -p 60 -M 64
+a=$(lb_names "$CL" tcp $VIP 81 4 | count_names)
+log "persistent -f 6 -6 -M 64: [$VIP]:81 -> $a"
+case "$a" in rs[12]:4) ;; *) fail "persistence of the IPv6 mark service broken: $a" ;; esac
+line=$(adm "$LB" -L -n | grep "^FWM")
+assert_eq "$line" "FWM  6 IPv6 rr persistent 60 mask 64" "listing of the persistent IPv6 mark service"
+conns=$(adm "$LB" -L -n -c) || fail "$ADM -L -n -c failed"
+tpl=$(printf '%s\n' "$conns" | awk '$1 == "IP" && $4 ~ /^\[2001:db8::\]:0$/' | wc -l)
+[ "$tpl" = 1 ] || { printf '%s\n' "$conns" | sed 's/^/#   /' >&2; fail "expected one template for client 2001:db8::/64, got $tpl"; }
+
+# Save and restore: ipvsadm-save's form for IPv6 mark services.
+saved=$(adm "$LB" -S -n) || fail "$ADM -S -n failed"
+printf '%s\n' "$saved" | sed 's/^/#   /' >&2
+printf '%s\n' "$saved" | grep -qxF -- "-A -f 6 -6 -s rr -p 60 -M 64" || fail "-S lacks '-A -f 6 -6 -s rr -p 60 -M 64'"
+for i in 1 2; do
+  printf '%s\n' "$saved" | grep -qxF -- "-a -f 6 -6 -r [2001:db8:1::$i]:8080 -m -w 1" ||
+    fail "-S lacks '-a -f 6 -6 -r [2001:db8:1::$i]:8080 -m -w 1'"
+done
+adm_ok "$LB" -C
+out=$(printf '%s\n' "$saved" | ip netns exec "$LB" "$ADM" -R 2>&1) || fail "$ADM -R failed: $out"
+again=$(adm "$LB" -S -n) || fail "$ADM -S -n after -R failed"
+assert_eq "$again" "$saved" "-S after -R of -S"
+pass "IPv6 NAT balances real traffic next to IPv4; IPv6 mark services balance, keep to their family, persist, save and restore"

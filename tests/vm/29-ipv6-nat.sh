@@ -146,9 +146,14 @@ print(" ".join("%s/%s" % (s["family"], s.get("fwmark")) for s in json.load(sys.s
 fi
 
 # Persistence by client /64: the template is keyed by (IPv6, mask, mark).
+# Traffic to [VIP]:8080, marked too: a persistent IPVS mark service sends
+# each packet to its own destination port (ip_vs_sched_persist), rvs to
+# the real server's port, and both are 8080 there.
+ip netns exec "$LB" nft add rule inet rvsfwm6 pre ip6 daddr $VIP tcp dport 8080 meta mark set 6 ||
+  fail "nft rule for [VIP]:8080"
 adm_ok "$LB" -E -f 6 -6 -s rr -p 60 -M 64
-a=$(lb_names "$CL" tcp $VIP 81 4 | count_names)
-log "persistent -f 6 -6 -M 64: [$VIP]:81 -> $a"
+a=$(lb_names "$CL" tcp $VIP 8080 4 | count_names)
+log "persistent -f 6 -6 -M 64: [$VIP]:8080 -> $a"
 case "$a" in rs[12]:4) ;; *) fail "persistence of the IPv6 mark service broken: $a" ;; esac
 line=$(adm "$LB" -L -n | grep "^FWM")
 assert_eq "$line" "FWM  6 IPv6 rr persistent 60 mask 64" "listing of the persistent IPv6 mark service"

@@ -117,14 +117,16 @@ pub(crate) fn transmit(
     Verdict::Stolen
 }
 
-/// Sends an ICMP error about connection `conn` (already translated for
-/// NAT by the caller) to its real server: routed to it for NAT, to it as
-/// next hop for DR, inside IP-in-IP for TUN. `ip` is the error's IPv4
-/// header. The error arrived from another host (LOCAL_IN).
+/// Sends an ICMP or ICMPv6 error about connection `conn` (already
+/// translated for NAT by the caller) to its real server: routed to it for
+/// NAT, to it as next hop for DR, encapsulated for TUN (in an outer header
+/// of the real server's family, which may differ from the error's). `ip`
+/// is the error's IP header. The error arrived from another host
+/// (LOCAL_IN).
 pub(crate) fn forward_icmp(
     net: &Net,
     mut skb: Skb<'_>,
-    ip: &packet::Ipv4Info,
+    ip: &packet::IpInfo,
     conn: &Conn,
 ) -> Verdict {
     let daddr = &conn.tuple.daddr;
@@ -132,14 +134,14 @@ pub(crate) fn forward_icmp(
     // Tunnelled real servers may be of the other family (mixed tunnels).
     let out_af = match conn.fwd {
         FwdMethod::Tunnel => conn.dest.af,
-        _ => AddrFamily::Inet,
+        _ => ip.af,
     };
     let Ok(rt) = skb::route_to(net, &mut skb, &conn.dest.route, out_af, daddr, known_nh) else {
         return Verdict::Drop;
     };
     if conn.fwd == FwdMethod::Tunnel {
         let pkt = Packet {
-            ip: packet::IpInfo::from_v4(ip),
+            ip: *ip,
             sport: 0,
             dport: 0,
             tcp: None,

@@ -76,15 +76,7 @@ pub(crate) fn transmit(
     // (it may differ from the service's), the packet's own otherwise.
     let mut out_af = af;
     let rt = match conn.fwd {
-        FwdMethod::Masq => {
-            if nat_rewrite(&mut skb, pkt, Side::Destination, daddr, conn.tuple.dport).is_err() {
-                return Verdict::Drop;
-            }
-            if tracking == Tracking::On {
-                skb.ct_reply_from(daddr, conn.tuple.dport);
-            }
-            skb::route_to(net, &mut skb, &conn.dest.route, af, daddr, false)
-        }
+        FwdMethod::Masq => skb::route_to(net, &mut skb, &conn.dest.route, af, daddr, false),
         FwdMethod::Route => skb::route_to(net, &mut skb, &conn.dest.route, af, daddr, true),
         FwdMethod::Tunnel => {
             out_af = conn.dest.af;
@@ -104,9 +96,20 @@ pub(crate) fn transmit(
     if af == AddrFamily::Inet6 && mtu < IPV6_MIN_MTU {
         return Verdict::Drop;
     }
+    // Before any NAT rewrite, as IPVS: the error must quote the packet as
+    // the client sent it (to the VIP), or the client cannot match it to
+    // its connection and never learns the path MTU.
     if too_big(&skb, mtu, pkt.ip.df) {
         skb::icmp_too_big(net, &mut skb, af, mtu);
         return Verdict::Drop;
+    }
+    if conn.fwd == FwdMethod::Masq {
+        if nat_rewrite(&mut skb, pkt, Side::Destination, daddr, conn.tuple.dport).is_err() {
+            return Verdict::Drop;
+        }
+        if tracking == Tracking::On {
+            skb.ct_reply_from(daddr, conn.tuple.dport);
+        }
     }
     if conn.fwd == FwdMethod::Tunnel
         && encapsulate(net, &mut skb, pkt, tunnel, out_af, &rt.saddr, daddr).is_err()

@@ -10,7 +10,11 @@
 #     connected socket gets "connection refused";
 #  4. packet too big from the director itself (its route to a second real
 #     server address has MTU 1280): it quotes the client's packet to the
-#     VIP, so the client learns the path MTU toward that VIP.
+#     VIP, so the client learns the path MTU toward that VIP;
+#  5. port unreachable from the client about a direct-routing reply (from a
+#     third VIP, held by a DR real server on its own link): the director
+#     passes it to the real server as next hop, whose socket gets
+#     "connection refused".
 # The same script passes against the kernel's IPVS (RVS_ADM=ipvsadm).
 #
 #   client "cl" c0 2001:db8::2 -- d0 2001:db8::1 director "lb"
@@ -18,12 +22,15 @@
 #                                 d1 2001:db8:2::1 -- e0 2001:db8:2::2 router "rt"
 #                                 e1 2001:db8:1::254 (MTU 1280) -- r0 "rs1"
 #                                 2001:db8:1::1 and 2001:db8:1::11
+#                                 d2 2001:db8:3::1 -- r0 2001:db8:3::2 "rs2"
+#                                 (DR, VIP 2001:db8:100::3 on lo)
+#   rs2 r1 2001:db8:4::2 -- c1 2001:db8:4::1 cl (rs2's replies to the client)
 . "$(dirname "$0")/../lib.sh"
 adm_init rr
 mk_test_tmp
-newns CL i6-cl; newns LB i6-lb; newns RT i6-rt; newns RS1 i6-rs1
-VIP=2001:db8:100::1 VIP2=2001:db8:100::2 CIP=2001:db8::2
-RIP=2001:db8:1::1 RIP2=2001:db8:1::11
+newns CL i6-cl; newns LB i6-lb; newns RT i6-rt; newns RS1 i6-rs1; newns RS2 i6-rs2
+VIP=2001:db8:100::1 VIP2=2001:db8:100::2 VIP3=2001:db8:100::3 CIP=2001:db8::2
+RIP=2001:db8:1::1 RIP2=2001:db8:1::11 DRIP=2001:db8:3::2
 nsip "$LB" <<IP
 link add d0 type veth peer name c0 netns $CL
 link set d0 up
@@ -35,6 +42,10 @@ link set d1 up
 addr add 2001:db8:2::1/64 dev d1 nodad
 route add 2001:db8:1::/64 via 2001:db8:2::2
 route add $RIP2/128 via 2001:db8:2::2 mtu 1280
+addr add $VIP3/128 dev lo
+link add d2 type veth peer name r0 netns $RS2
+link set d2 up
+addr add 2001:db8:3::1/64 dev d2 nodad
 IP
 nsip "$CL" <<IP
 link set c0 up
@@ -56,13 +67,30 @@ addr add $RIP/64 dev r0 nodad
 addr add $RIP2/64 dev r0 nodad
 route add default via 2001:db8:1::254
 IP
+# The DR real server replies straight to the client, over a link of their
+# own; the client's packets to VIP3 go through the director.
+nsip "$RS2" <<IP
+link set lo up
+addr add $VIP3/128 dev lo nodad
+link set r0 up
+addr add $DRIP/64 dev r0 nodad
+route add default via 2001:db8:3::1
+link add r1 type veth peer name c1 netns $CL
+link set r1 up
+addr add 2001:db8:4::2/64 dev r1 nodad
+route add 2001:db8::/64 via 2001:db8:4::1
+IP
+nsip "$CL" <<IP
+link set c1 up
+addr add 2001:db8:4::1/64 dev c1 nodad
+IP
 nsysctl "$LB" net.ipv6.conf.all.forwarding=1
 nsysctl "$RT" net.ipv6.conf.all.forwarding=1
 
 # icmp6_stats: the ICMPv6 counters of every namespace (logged on failure).
 icmp6_stats() {
   local ns
-  for ns in "$CL" "$LB" "$RT" "$RS1"; do
+  for ns in "$CL" "$LB" "$RT" "$RS1" "$RS2"; do
     log "${ns#$NS_PREFIX-}: $(ip netns exec "$ns" awk '$2 != 0 && /^Icmp6(In|Out)(Msgs|Errors|DestUnreachs|PktTooBigs)/ {printf "%s=%s ", $1, $2}' /proc/net/snmp6)"
   done
 }
@@ -76,6 +104,8 @@ adm_ok "$LB" -A -u "[$VIP]:5500" -s rr
 adm_ok "$LB" -a -u "[$VIP]:5500" -r "[$RIP]:5501" -m
 adm_ok "$LB" -A -u "[$VIP2]:5600" -s rr
 adm_ok "$LB" -a -u "[$VIP2]:5600" -r "[$RIP2]:5600" -m
+adm_ok "$LB" -A -u "[$VIP3]:5700" -s rr
+adm_ok "$LB" -a -u "[$VIP3]:5700" -r "[$DRIP]:5700" -g
 
 # Python's first start in a fresh guest can take most of a minute under
 # TCG: start it once before anything is timed.
@@ -111,13 +141,16 @@ log "client: $(echo $route)"
 pmtu=$(echo "$route" | grep -o 'mtu [0-9]*' || true)
 assert_eq "$pmtu" "mtu 1280" "the client learns the path MTU toward the VIP from the router"
 
-# 3. The real server answers from a socket connected to the client, after
-# the client has closed its own: the client's port unreachable (about the
-# reply from the VIP) must reach the real server's socket.
-ip netns exec "$RS1" timeout 30 python3 -c '
+# late_reply NS BIND_ADDR PORT: a real server in NS that answers, from a
+# socket bound to BIND_ADDR:PORT and connected to the client, a second
+# after the client's datagram; writes what its socket then sees to
+# $TEST_TMP/rs-result. Its pid is in RS_PID.
+late_reply() {
+  rm -f "$TEST_TMP/rs-result"
+  ip netns exec "$1" timeout 30 python3 -c '
 import socket, sys, time
 s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-s.bind(("::", 5501))
+s.bind((sys.argv[2], int(sys.argv[3])))
 _, peer = s.recvfrom(64)
 s.connect(peer[:2])
 time.sleep(1)
@@ -133,18 +166,29 @@ for i in range(3):
     except socket.timeout:
         pass
 open(sys.argv[1], "w").write(res + "\n")
-' "$TEST_TMP/rs-result" </dev/null >/dev/null 2>&1 &
-rs_pid=$!
-bg_track $rs_pid
-wait_listen "$RS1" udp 5501
-ip netns exec "$CL" python3 -c '
+' "$TEST_TMP/rs-result" "$2" "$3" </dev/null >/dev/null 2>&1 &
+  RS_PID=$!
+  bg_track $RS_PID
+  wait_listen "$1" udp "$3"
+}
+
+# hello_and_go VIP PORT SRC_PORT: the client sends one datagram and closes.
+hello_and_go() {
+  ip netns exec "$CL" python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-s.bind(("::", 41000))
-s.sendto(b"hello\n", (sys.argv[1], 5500))
+s.bind(("::", int(sys.argv[3])))
+s.sendto(b"hello\n", (sys.argv[1], int(sys.argv[2])))
 s.close()
-' $VIP
-wait $rs_pid 2>/dev/null
+' "$@"
+}
+
+# 3. The real server answers from a socket connected to the client, after
+# the client has closed its own: the client's port unreachable (about the
+# reply from the VIP) must reach the real server's socket.
+late_reply "$RS1" :: 5501
+hello_and_go $VIP 5500 41000
+wait $RS_PID 2>/dev/null
 got=$(cat "$TEST_TMP/rs-result" 2>/dev/null)
 log "real server replying to a client that went away -> $got"
 assert_eq "$got" "refused" "the real server's socket sees the client's port unreachable"
@@ -169,4 +213,13 @@ assert_eq "$got" "1280" "the client learns the path MTU from the director's pack
 # Small datagrams still get through.
 got=$(lb_names "$CL" udp $VIP2 5600 1 | count_names)
 assert_eq "$got" "rs1:1" "small datagrams after the PMTU update"
-pass "ICMPv6 errors are translated both ways for IPv6 NAT connections"
+
+# 5. Direct routing: the real server replies from VIP3 itself; the client's
+# port unreachable goes to VIP3 at the director, which passes it on.
+late_reply "$RS2" $VIP3 5700
+hello_and_go $VIP3 5700 41001
+wait $RS_PID 2>/dev/null
+got=$(cat "$TEST_TMP/rs-result" 2>/dev/null)
+log "DR real server replying to a client that went away -> $got"
+assert_eq "$got" "refused" "the DR real server's socket sees the client's port unreachable"
+pass "ICMPv6 errors are translated both ways for IPv6 NAT connections and passed to DR"

@@ -17,8 +17,10 @@ use crate::hooks::Verdict;
 use crate::netns::Net;
 use crate::rcu::ReadGuard;
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
-use crate::rvs_core::icmp::{self, IcmpNat, IPPROTO_ICMP};
-use crate::rvs_core::packet::{self, IpInfo, Ipv4Info, ParseError, IPPROTO_TCP, IPPROTO_UDP};
+use crate::rvs_core::icmp::{self, IcmpNat, IcmpQuote, IcmpSkip, IPPROTO_ICMP, IPPROTO_ICMPV6};
+use crate::rvs_core::packet::{
+    self, IpInfo, Ipv4Info, Ipv6Info, ParseError, IPPROTO_TCP, IPPROTO_UDP,
+};
 use crate::rvs_core::proto::{self, Dir, TcpFlags};
 use crate::rvs_core::sched::Flow;
 use crate::rvs_core::settings::Setting;
@@ -81,7 +83,7 @@ pub(crate) fn addr4(a: &[u8; 16]) -> [u8; 4] {
 }
 
 /// Parses the IPv4 header (options included), making it linear (for ICMP
-/// errors, which rvs handles for IPv4).
+/// errors).
 fn parse_ipv4(skb: &mut Skb<'_>) -> Option<Ipv4Info> {
     let pkt_len = skb.len();
     let mut want = 20usize;
@@ -91,6 +93,56 @@ fn parse_ipv4(skb: &mut Skb<'_>) -> Option<Ipv4Info> {
             Ok(ip) => return Some(ip),
             Err(ParseError::NeedMore { needed }) if needed > want => want = needed,
             Err(_) => return None,
+        }
+    }
+}
+
+/// Parses the IPv6 header chain, making it linear (for ICMPv6 errors).
+fn parse_ipv6(skb: &mut Skb<'_>) -> Option<Ipv6Info> {
+    let pkt_len = skb.len();
+    let mut want = 40usize;
+    loop {
+        let hdr = skb.header(want)?;
+        match packet::parse_ipv6(hdr, pkt_len) {
+            Ok(ip) => return Some(ip),
+            Err(ParseError::NeedMore { needed }) if needed > want => want = needed,
+            Err(_) => return None,
+        }
+    }
+}
+
+/// Parses an ICMP (IPv4) or ICMPv6 error of family `af` and the packet it
+/// quotes, making linear what a translation reads and writes. `None` for
+/// anything that is not such an error about a TCP/UDP packet.
+fn parse_icmp_error(skb: &mut Skb<'_>, af: AddrFamily) -> Option<(IpInfo, IcmpQuote)> {
+    match af {
+        AddrFamily::Inet => {
+            let outer = parse_ipv4(skb)?;
+            if outer.proto != IPPROTO_ICMP {
+                return None;
+            }
+            let want = icmp::linear_len_v4(outer.ihl_len, skb.len());
+            let q = icmp::parse_v4(skb.header(want)?, &outer).ok()?;
+            Some((IpInfo::from_v4(&outer), q))
+        }
+        AddrFamily::Inet6 => {
+            let outer = parse_ipv6(skb)?;
+            if outer.proto != IPPROTO_ICMPV6 {
+                return None;
+            }
+            // Quoted extension headers ask for more; `needed` only grows
+            // and stays within the packet (parse_v6's contract), and the
+            // chain is at most IPV6_MAX_EXT_HEADERS long.
+            let mut want = icmp::linear_len_v6(outer.l4_offset, outer.total_len);
+            loop {
+                match icmp::parse_v6(skb.header(want)?, &outer) {
+                    Ok(q) => return Some((IpInfo::from_v6(&outer), q)),
+                    Err(IcmpSkip::Malformed(ParseError::NeedMore { needed })) if needed > want => {
+                        want = needed
+                    }
+                    Err(_) => return None,
+                }
+            }
         }
     }
 }
@@ -158,10 +210,7 @@ pub(crate) fn handle(
         return Verdict::Accept;
     };
     let Some(pkt) = parse(&mut skb, af) else {
-        return match af {
-            AddrFamily::Inet => icmp_error(point, conns, net, skb),
-            AddrFamily::Inet6 => Verdict::Accept,
-        };
+        return icmp_error(point, af, conns, net, skb);
     };
     let g = ReadGuard::new();
     match point {
@@ -406,13 +455,16 @@ fn persistent_dest(
     Some(t.map_or(dest, |t| t.dest.clone()))
 }
 
-/// An ICMP error about a connection rvs forwards (IPVS's `ip_vs_out_icmp`
-/// and `ip_vs_in_icmp`), translated by `rvs_core::icmp`:
+/// An ICMP or ICMPv6 error about a connection rvs forwards (IPVS's
+/// `ip_vs_out_icmp[_v6]` and `ip_vs_in_icmp[_v6]`), translated by
+/// `rvs_core::icmp`:
 ///
 /// - at the reply hooks (FORWARD, LOCAL_IN for clients on the director),
 ///   an error about a NAT request `client -> real server` (from the real
 ///   server, or a router on its side) goes on to the client, from the VIP
-///   and quoting `client -> VIP`;
+///   and quoting `client -> VIP` (a packet too big keeps its MTU: NAT adds
+///   no header, so the client's path MTU toward the VIP is the one the
+///   router reports);
 /// - at LOCAL_IN for requests, an error sent to the VIP about a reply
 ///   `VIP -> client` goes to the connection's real server: for NAT with
 ///   the real server's address put back, for DR and TUN unchanged (the
@@ -420,73 +472,56 @@ fn persistent_dest(
 ///
 /// Anything else (other ICMP, malformed or truncated quotes, unknown
 /// connections) passes untouched.
-fn icmp_error(point: HookPoint, conns: &ConnTable, net: &Net, mut skb: Skb<'_>) -> Verdict {
-    let Some(outer) = parse_ipv4(&mut skb) else {
-        return Verdict::Accept;
-    };
-    if outer.proto != IPPROTO_ICMP || point == HookPoint::LocalOutRequest {
+fn icmp_error(
+    point: HookPoint,
+    af: AddrFamily,
+    conns: &ConnTable,
+    net: &Net,
+    mut skb: Skb<'_>,
+) -> Verdict {
+    if point == HookPoint::LocalOutRequest {
         return Verdict::Accept;
     }
-    let want = icmp::linear_len_v4(outer.ihl_len, skb.len());
-    let Some(buf) = skb.header(want) else {
-        return Verdict::Accept;
-    };
-    let Ok(q) = icmp::parse_v4(buf, &outer) else {
+    let Some((outer, q)) = parse_icmp_error(&mut skb, af) else {
         return Verdict::Accept;
     };
     let g = ReadGuard::new();
-    let (saddr, daddr) = (addr16(q.saddr), addr16(q.daddr));
+    let (saddr, daddr) = (q.saddr, q.daddr);
     if point == HookPoint::LocalInRequest {
         // The quoted packet is a reply: VIP -> client.
-        let Some(conn) = conns.lookup_in(
-            &g,
-            AddrFamily::Inet,
-            q.proto,
-            &daddr,
-            q.dport,
-            &saddr,
-            q.sport,
-        ) else {
+        let Some(conn) = conns.lookup_in(&g, af, q.proto, &daddr, q.dport, &saddr, q.sport) else {
             return Verdict::Accept;
         };
         if conn.fwd == FwdMethod::Masq {
             let nat = IcmpNat::ToServer {
-                daddr: addr4(&conn.tuple.daddr),
+                daddr: conn.tuple.daddr,
                 dport: conn.tuple.dport,
             };
             let Some(buf) = skb.header_mut(q.rewrite_len) else {
                 return Verdict::Drop;
             };
-            if icmp::nat_v4(buf, &q, nat).is_err() {
+            if icmp::nat(buf, &q, nat).is_err() {
                 return Verdict::Accept;
             }
         }
         return xmit::forward_icmp(net, skb, &outer, conn);
     }
     // The quoted packet is a request after NAT: client -> real server.
-    let Some(conn) = conns.lookup_out(
-        &g,
-        AddrFamily::Inet,
-        q.proto,
-        &daddr,
-        q.dport,
-        &saddr,
-        q.sport,
-    ) else {
+    let Some(conn) = conns.lookup_out(&g, af, q.proto, &daddr, q.dport, &saddr, q.sport) else {
         return Verdict::Accept;
     };
     if conn.fwd != FwdMethod::Masq {
         return Verdict::Accept;
     }
     let nat = IcmpNat::ToClient {
-        vaddr: addr4(&conn.tuple.vaddr),
+        vaddr: conn.tuple.vaddr,
         vport: conn.tuple.vport,
     };
     let Some(buf) = skb.header_mut(q.rewrite_len) else {
         return Verdict::Drop;
     };
     // A refused rewrite changed nothing: let the error pass as it is.
-    let _ = icmp::nat_v4(buf, &q, nat);
+    let _ = icmp::nat(buf, &q, nat);
     Verdict::Accept
 }
 

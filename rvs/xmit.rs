@@ -76,15 +76,7 @@ pub(crate) fn transmit(
     // (it may differ from the service's), the packet's own otherwise.
     let mut out_af = af;
     let rt = match conn.fwd {
-        FwdMethod::Masq => {
-            if nat_rewrite(&mut skb, pkt, Side::Destination, daddr, conn.tuple.dport).is_err() {
-                return Verdict::Drop;
-            }
-            if tracking == Tracking::On {
-                skb.ct_reply_from(daddr, conn.tuple.dport);
-            }
-            skb::route_to(net, &mut skb, &conn.dest.route, af, daddr, false)
-        }
+        FwdMethod::Masq => skb::route_to(net, &mut skb, &conn.dest.route, af, daddr, false),
         FwdMethod::Route => skb::route_to(net, &mut skb, &conn.dest.route, af, daddr, true),
         FwdMethod::Tunnel => {
             out_af = conn.dest.af;
@@ -104,9 +96,20 @@ pub(crate) fn transmit(
     if af == AddrFamily::Inet6 && mtu < IPV6_MIN_MTU {
         return Verdict::Drop;
     }
+    // Before any NAT rewrite, as IPVS: the error must quote the packet as
+    // the client sent it (to the VIP), or the client cannot match it to
+    // its connection and never learns the path MTU.
     if too_big(&skb, mtu, pkt.ip.df) {
         skb::icmp_too_big(net, &mut skb, af, mtu);
         return Verdict::Drop;
+    }
+    if conn.fwd == FwdMethod::Masq {
+        if nat_rewrite(&mut skb, pkt, Side::Destination, daddr, conn.tuple.dport).is_err() {
+            return Verdict::Drop;
+        }
+        if tracking == Tracking::On {
+            skb.ct_reply_from(daddr, conn.tuple.dport);
+        }
     }
     if conn.fwd == FwdMethod::Tunnel
         && encapsulate(net, &mut skb, pkt, tunnel, out_af, &rt.saddr, daddr).is_err()
@@ -117,14 +120,16 @@ pub(crate) fn transmit(
     Verdict::Stolen
 }
 
-/// Sends an ICMP error about connection `conn` (already translated for
-/// NAT by the caller) to its real server: routed to it for NAT, to it as
-/// next hop for DR, inside IP-in-IP for TUN. `ip` is the error's IPv4
-/// header. The error arrived from another host (LOCAL_IN).
+/// Sends an ICMP or ICMPv6 error about connection `conn` (already
+/// translated for NAT by the caller) to its real server: routed to it for
+/// NAT, to it as next hop for DR, encapsulated for TUN (in an outer header
+/// of the real server's family, which may differ from the error's). `ip`
+/// is the error's IP header. The error arrived from another host
+/// (LOCAL_IN).
 pub(crate) fn forward_icmp(
     net: &Net,
     mut skb: Skb<'_>,
-    ip: &packet::Ipv4Info,
+    ip: &packet::IpInfo,
     conn: &Conn,
 ) -> Verdict {
     let daddr = &conn.tuple.daddr;
@@ -132,14 +137,14 @@ pub(crate) fn forward_icmp(
     // Tunnelled real servers may be of the other family (mixed tunnels).
     let out_af = match conn.fwd {
         FwdMethod::Tunnel => conn.dest.af,
-        _ => AddrFamily::Inet,
+        _ => ip.af,
     };
     let Ok(rt) = skb::route_to(net, &mut skb, &conn.dest.route, out_af, daddr, known_nh) else {
         return Verdict::Drop;
     };
     if conn.fwd == FwdMethod::Tunnel {
         let pkt = Packet {
-            ip: packet::IpInfo::from_v4(ip),
+            ip: *ip,
             sport: 0,
             dport: 0,
             tcp: None,

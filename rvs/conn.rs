@@ -172,6 +172,23 @@ impl Conn {
         dest: Arc<Dest>,
         svc: Arc<Service>,
     ) -> Conn {
+        let c = Conn::fresh(tuple, fwd, dest, svc, false, jiffies(), u32::MAX);
+        // Its one datagram came from the client.
+        c.in_pkts.store(1, Ordering::Relaxed);
+        c
+    }
+
+    /// A new entry in state NONE, expiring at `expires` (jiffies), for
+    /// `bucket` (`u32::MAX`: outside the table).
+    fn fresh(
+        tuple: Tuple,
+        fwd: FwdMethod,
+        dest: Arc<Dest>,
+        svc: Arc<Service>,
+        template: bool,
+        expires: u64,
+        bucket: u32,
+    ) -> Conn {
         Conn {
             rcu: Opaque::uninit(),
             next: AtomicPtr::new(ptr::null_mut()),
@@ -180,11 +197,11 @@ impl Conn {
             dest,
             svc,
             state: AtomicU16::new(TcpState::None.to_u16()),
-            expires: AtomicU64::new(jiffies()),
+            expires: AtomicU64::new(expires),
             last_in: AtomicU32::new(jiffies() as u32),
-            template: false,
-            in_pkts: AtomicU8::new(1),
-            bucket: u32::MAX,
+            template,
+            in_pkts: AtomicU8::new(0),
+            bucket,
         }
     }
 
@@ -664,20 +681,15 @@ impl ConnTable {
             self.refuse(limits.max);
             return None;
         }
-        let Some(conn) = ConnBox::new(Conn {
-            rcu: Opaque::uninit(),
-            next: AtomicPtr::new(ptr::null_mut()),
+        let Some(conn) = ConnBox::new(Conn::fresh(
             tuple,
             fwd,
             dest,
             svc,
-            state: AtomicU16::new(TcpState::None.to_u16()),
-            last_in: AtomicU32::new(jiffies() as u32),
-            expires: AtomicU64::new(jiffies().wrapping_add(secs_to_jiffies(expire_secs))),
             template,
-            in_pkts: AtomicU8::new(0),
-            bucket: u32::try_from(bucket).unwrap_or(u32::MAX),
-        }) else {
+            jiffies().wrapping_add(secs_to_jiffies(expire_secs)),
+            u32::try_from(bucket).unwrap_or(u32::MAX),
+        )) else {
             if reserved {
                 self.release();
             }

@@ -19,6 +19,7 @@
 #include <net/route.h>
 #include <net/ip_tunnels.h>
 #include <net/udp.h>
+#include <net/ip6_checksum.h>
 #include <linux/workqueue.h>
 #include <net/dst_cache.h>
 #include <linux/skbuff.h>

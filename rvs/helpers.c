@@ -443,13 +443,14 @@ u16 rvs_udp_flow_src_port(struct net *net, struct sk_buff *skb)
 }
 
 /* Pushes a GRE header (with checksum if csum) in front of an IPv4 packet. */
-void rvs_gre_push(struct sk_buff *skb, bool csum)
+void rvs_gre_push(struct sk_buff *skb, bool csum, bool inner_v6)
 {
 	IP_TUNNEL_DECLARE_FLAGS(flags) = { };
 
 	if (csum)
 		__set_bit(IP_TUNNEL_CSUM_BIT, flags);
-	gre_build_header(skb, gre_calc_hlen(flags), flags, htons(ETH_P_IP), 0, 0);
+	gre_build_header(skb, gre_calc_hlen(flags), flags,
+			 htons(inner_v6 ? ETH_P_IPV6 : ETH_P_IP), 0, 0);
 }
 
 /*

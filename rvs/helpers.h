@@ -87,7 +87,7 @@ void rvs_tunnel_finish(struct net *net, struct sk_buff *skb, bool outer_v6);
 int rvs_tunnel_prepare(struct sk_buff *skb, int gso_type, u8 inner_proto);
 void rvs_skb_reset_transport_header(struct sk_buff *skb);
 u16 rvs_udp_flow_src_port(struct net *net, struct sk_buff *skb);
-void rvs_gre_push(struct sk_buff *skb, bool csum);
+void rvs_gre_push(struct sk_buff *skb, bool csum, bool inner_v6);
 
 /* IPv6 (addresses as 16 bytes, network order) */
 struct dst_entry;

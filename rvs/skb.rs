@@ -434,24 +434,53 @@ pub(crate) fn udp_flow_src_port(net: &Net, skb: &mut Skb<'_>) -> u16 {
 }
 
 /// Fills the UDP checksum of the tunnel header just pushed (0 = none when
-/// `!csum`), for every offload mode (`udp_set_csum`).
-pub(crate) fn udp_tunnel_csum(skb: &mut Skb<'_>, csum: bool, saddr: [u8; 4], daddr: [u8; 4]) {
+/// `!csum`), for every offload mode (`udp_set_csum`, `udp6_set_csum`),
+/// with the pseudo-header of the outer family `outer`. A zero checksum
+/// over IPv6 is what IPVS sends too; the receiving fou socket accepts it
+/// (RFC 6935 tunnels).
+pub(crate) fn udp_tunnel_csum(
+    skb: &mut Skb<'_>,
+    csum: bool,
+    outer: AddrFamily,
+    saddr: &[u8; 16],
+    daddr: &[u8; 16],
+) {
     let len = i32::try_from(skb.len()).unwrap_or(i32::MAX);
-    // SAFETY: valid skb whose transport header is the UDP header at `data`.
-    unsafe {
-        ffi::udp_set_csum(
-            !csum,
-            skb.ptr,
-            u32::from_ne_bytes(saddr),
-            u32::from_ne_bytes(daddr),
-            len,
-        )
-    };
+    match outer {
+        AddrFamily::Inet => {
+            let (s, d) = (addr4(saddr), addr4(daddr));
+            // SAFETY: valid skb whose transport header is the UDP header
+            // at `data`.
+            unsafe {
+                ffi::udp_set_csum(
+                    !csum,
+                    skb.ptr,
+                    u32::from_ne_bytes(s),
+                    u32::from_ne_bytes(d),
+                    len,
+                )
+            };
+        }
+        AddrFamily::Inet6 => {
+            let s = ffi::in6_addr {
+                in6_u: ffi::in6_addr__bindgen_ty_1 { u6_addr8: *saddr },
+            };
+            let d = ffi::in6_addr {
+                in6_u: ffi::in6_addr__bindgen_ty_1 { u6_addr8: *daddr },
+            };
+            // SAFETY: valid skb whose transport header is the UDP header
+            // at `data`; the addresses are live locals, read only during
+            // the call.
+            unsafe { ffi::udp6_set_csum(!csum, skb.ptr, &s, &d, len) };
+        }
+    }
 }
 
-/// Pushes a GRE header (checksummed if `csum`) as the transport header,
-/// with the kernel's own `gre_build_header` (after [`cow_head`]).
-pub(crate) fn push_gre_header(skb: &mut Skb<'_>, csum: bool, len: usize) -> Result {
+/// Pushes a GRE header (checksummed if `csum`, protocol IPv6 or IPv4 after
+/// `inner_v6`) as the transport header, with the kernel's own
+/// `gre_build_header` (after [`cow_head`]). GRE's checksum covers only
+/// itself and its payload, so the outer family does not matter.
+pub(crate) fn push_gre_header(skb: &mut Skb<'_>, csum: bool, inner_v6: bool, len: usize) -> Result {
     let len = u32::try_from(len).map_err(|_| EINVAL)?;
     // SAFETY: valid skb. The header is pushed into the headroom, checked
     // first so `skb_push` cannot run out of it.
@@ -460,6 +489,6 @@ pub(crate) fn push_gre_header(skb: &mut Skb<'_>, csum: bool, len: usize) -> Resu
     }
     // SAFETY: valid skb with at least `len` (the GRE header length) bytes
     // of private headroom.
-    unsafe { ffi::rvs_gre_push(skb.ptr, csum) };
+    unsafe { ffi::rvs_gre_push(skb.ptr, csum, inner_v6) };
     Ok(())
 }

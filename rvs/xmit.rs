@@ -247,7 +247,7 @@ pub(crate) fn nat_rewrite(
 /// header of family `outer` from `saddr` to `daddr`. Plain IP-in-IP is
 /// protocol 4 for an IPv4 packet and 41 for an IPv6 one, under either
 /// outer family (ipip, 6in4, 4in6, ip6ip6), as IPVS's tunnel transmitters
-/// do; GUE and GRE are IPv4 only (refused for IPv6 by the configuration).
+/// do; GUE and GRE carry either family under either outer family too.
 fn encapsulate(
     net: &Net,
     skb: &mut Skb<'_>,
@@ -302,9 +302,9 @@ fn encapsulate(
                 .gue_header(inner_len, inner_v6, sport, &mut hdr)
                 .ok_or_else(|| errno(ffi::EMSGSIZE))?;
             skb::push_tunnel_header(skb, &hdr)?;
-            skb::udp_tunnel_csum(skb, csum, addr4(saddr), addr4(daddr));
+            skb::udp_tunnel_csum(skb, csum, outer, saddr, daddr);
         }
-        Tunnel::Gre { csum } => skb::push_gre_header(skb, csum, tun_len)?,
+        Tunnel::Gre { csum } => skb::push_gre_header(skb, csum, inner_v6, tun_len)?,
     }
     match outer {
         AddrFamily::Inet => {

@@ -8,7 +8,7 @@
 //! an add or edit needs; without it only the identifying attributes are
 //! required (delete, get, and the service half of destination commands).
 
-use super::config::{self, AddrFamily, ConfigError, FwdMethod, EINVAL, ENOENT, EOPNOTSUPP};
+use super::config::{self, AddrFamily, ConfigError, FwdMethod, EINVAL, ENOENT};
 use super::nlattr::{self, AttrError};
 use super::sched::SchedKind;
 use super::tunnel::{self, Tunnel};
@@ -260,12 +260,6 @@ pub fn parse_dest(nest: &[u8], svc: &ServiceKey, full: bool) -> Result<DestParam
         None => 0,
     };
     d.tunnel = Tunnel::from_uapi(tun_type, tun_port, tun_flags)?;
-    if d.tunnel != Tunnel::Ipip && (svc_af != AddrFamily::Inet || af != AddrFamily::Inet) {
-        return Err(ConfigError::new(
-            EOPNOTSUPP,
-            c"GUE and GRE tunnels carry IPv4 only yet",
-        ));
-    }
     Ok(d)
 }
 
@@ -417,6 +411,24 @@ mod tests {
         assert!(parse_dest(&dest6(v6(10), 2), &key(AddrFamily::Inet, 0), true).is_ok());
         let e = parse_dest(&dest6(v6(10), 3), &key(AddrFamily::Inet, 0), true).unwrap_err();
         assert_eq!(e.errno, EINVAL);
+        // GUE and GRE carry both families, under both outer families.
+        for svc_af in [AddrFamily::Inet, AddrFamily::Inet6] {
+            let mut gue = dest6(v6(10), 2);
+            gue.extend(attr(dest::TUN_TYPE, &[tunnel::TYPE_GUE]));
+            gue.extend(attr(dest::TUN_PORT, &6080u16.to_be_bytes()));
+            let d = parse_dest(&gue, &key(svc_af, 0), true).unwrap();
+            assert_eq!(
+                d.tunnel,
+                Tunnel::Gue {
+                    port: 6080,
+                    csum: false
+                }
+            );
+            let mut gre = dest6(v6(10), 2);
+            gre.extend(attr(dest::TUN_TYPE, &[tunnel::TYPE_GRE]));
+            let d = parse_dest(&gre, &key(svc_af, 0), true).unwrap();
+            assert_eq!(d.tunnel, Tunnel::Gre { csum: false });
+        }
         // Link-local and multicast servers are refused.
         let mut ll = [0u8; 16];
         ll[..2].copy_from_slice(&[0xfe, 0x80]);

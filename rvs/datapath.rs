@@ -24,8 +24,9 @@ use crate::rvs_core::packet::{
 use crate::rvs_core::proto::{self, Dir, TcpFlags};
 use crate::rvs_core::sched::Flow;
 use crate::rvs_core::settings::Setting;
+use crate::rvs_core::tunnel_icmp;
 use crate::service::{Dest, Service};
-use crate::skb::Skb;
+use crate::skb::{self, Skb};
 use crate::state::NetState;
 use crate::xmit;
 use core::sync::atomic::Ordering;
@@ -482,6 +483,12 @@ fn icmp_error(
     if point == HookPoint::LocalOutRequest {
         return Verdict::Accept;
     }
+    if point == HookPoint::LocalInRequest && af == AddrFamily::Inet {
+        skb = match tunnel_icmp_error(conns, net, skb) {
+            Ok(verdict) => return verdict,
+            Err(skb) => skb,
+        };
+    }
     let Some((outer, q)) = parse_icmp_error(&mut skb, af) else {
         return Verdict::Accept;
     };
@@ -523,6 +530,77 @@ fn icmp_error(
     // A refused rewrite changed nothing: let the error pass as it is.
     let _ = icmp::nat(buf, &q, nat);
     Verdict::Accept
+}
+
+/// An ICMP error (at LOCAL_IN) about a tunnel packet the director sent to
+/// a TUN real server (`rvs_core::tunnel_icmp`; IPVS's tunnel case of
+/// `ip_vs_in_icmp`). The connection is found from the client's packet
+/// inside the quote, and must be a tunnel to that real server with that
+/// encapsulation. A "fragmentation needed" lowers the path MTU of the
+/// route to the real server (rvs's cached routes see it: the kernel marks
+/// them stale); then, if the client's packet had DF, the client gets the
+/// error about its own packet, from the VIP, with the MTU less the
+/// tunnel's overhead. Other errors reach the client unchanged. `Err` gives
+/// the packet back when it is not such an error.
+fn tunnel_icmp_error<'a>(
+    conns: &ConnTable,
+    net: &Net,
+    mut skb: Skb<'a>,
+) -> core::result::Result<Verdict, Skb<'a>> {
+    let Some(outer) = parse_ipv4(&mut skb).filter(|o| o.proto == IPPROTO_ICMP) else {
+        return Err(skb);
+    };
+    let want = tunnel_icmp::linear_len(outer.ihl_len, skb.len());
+    let Some(Ok(tq)) = skb.header(want).map(|b| tunnel_icmp::parse_v4(b, &outer)) else {
+        return Err(skb);
+    };
+    let q = &tq.quote;
+    let g = ReadGuard::new();
+    let Some(conn) = conns.lookup_in(
+        &g,
+        AddrFamily::Inet,
+        q.proto,
+        &q.saddr,
+        q.sport,
+        &q.daddr,
+        q.dport,
+    ) else {
+        return Err(skb);
+    };
+    if conn.fwd != FwdMethod::Tunnel
+        || conn.dest.af != AddrFamily::Inet
+        || conn.tuple.daddr != tq.server
+        || !tq.encap.is_of(conn.dest.tunnel())
+    {
+        return Err(skb);
+    }
+    // From here on it is ours: nothing else on the director has a use for
+    // it (no tunnel device matches).
+    if !skb.icmp_csum_ok(q.icmp_off) {
+        return Ok(Verdict::Drop);
+    }
+    let mut info = tq.info;
+    let mut at = 0;
+    if tq.frag_needed() {
+        let mtu = tq.reported_mtu();
+        if !skb.pull_to(tq.tun_off, tq.tun_ihl) {
+            return Ok(Verdict::Drop);
+        }
+        skb.update_pmtu(net, mtu);
+        if !tq.df {
+            // The client does not do path MTU discovery for this packet.
+            skb.consume();
+            return Ok(Verdict::Stolen);
+        }
+        info = tq.client_mtu(mtu).to_be_bytes();
+        at = tq.tun_off;
+    }
+    if !skb.pull_to(q.inner_off.saturating_sub(at), q.inner_ihl) {
+        return Ok(Verdict::Drop);
+    }
+    skb::icmp_send(&mut skb, q.icmp_type, q.code, info);
+    skb.consume();
+    Ok(Verdict::Stolen)
 }
 
 fn reply(

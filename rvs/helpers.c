@@ -276,9 +276,26 @@ void rvs_skb_reset_network_header(struct sk_buff *skb)
 	skb_reset_network_header(skb);
 }
 
-void rvs_icmp_send_frag_needed(struct sk_buff *skb, u32 mtu)
+void rvs_icmp_send(struct sk_buff *skb, u8 type, u8 code, __be32 info)
 {
-	icmp_send(skb, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED, htonl(mtu));
+	icmp_send(skb, type, code, info);
+}
+
+/*
+ * Makes the IPv4 packet quoted @off bytes in the skb's network header, with
+ * its @ihl-byte header linear, as ipv4_update_pmtu() and icmp_send() read
+ * it; the outer packet's IP options no longer apply.
+ */
+bool rvs_skb_pull_to(struct sk_buff *skb, unsigned int off, unsigned int ihl)
+{
+	if (!pskb_pull(skb, off))
+		return false;
+	skb_reset_network_header(skb);
+	memset(&IPCB(skb)->opt, 0, sizeof(IPCB(skb)->opt));
+	if (!pskb_may_pull(skb, ihl) || ip_hdr(skb)->ihl * 4 != ihl)
+		return false;
+	skb_set_transport_header(skb, ihl);
+	return true;
 }
 
 /* routing and output */

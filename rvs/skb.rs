@@ -14,6 +14,8 @@ use crate::datapath::addr4;
 use crate::ffi;
 use crate::netns::Net;
 use crate::rvs_core::config::AddrFamily;
+use crate::rvs_core::icmp::{ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED};
+use crate::rvs_core::packet;
 use core::marker::PhantomData;
 use kernel::prelude::*;
 use kernel::types::Opaque;
@@ -72,6 +74,53 @@ impl<'a> Skb<'a> {
         // SAFETY: `len` bytes at `data` are now linear and private to this
         // skb; the slice borrows `self` mutably, so nothing moves them.
         Some(unsafe { core::slice::from_raw_parts_mut(ffi::rvs_skb_data(self.ptr), len) })
+    }
+
+    /// Whether the bytes from `off` to the end of the packet (an ICMP
+    /// message) sum to the one's-complement zero a correct checksum gives.
+    /// Reads paged data too, so the message need not be linear.
+    pub(crate) fn icmp_csum_ok(&self, off: usize) -> bool {
+        let len = self.len();
+        let (Ok(o), Some(Ok(n))) = (i32::try_from(off), len.checked_sub(off).map(i32::try_from))
+        else {
+            return false;
+        };
+        // SAFETY: valid skb; `[off, off + n)` lies within the packet's
+        // `len` bytes from `data`, which `skb_checksum` walks (head and
+        // fragments) without changing anything.
+        let sum = unsafe { ffi::skb_checksum(self.ptr, o, n, 0) };
+        packet::csum_fold_raw(sum) == 0xffff
+    }
+
+    /// Drops the first `off` bytes so the IPv4 packet quoted there (header
+    /// `ihl` bytes, made linear) becomes the packet, as the kernel's
+    /// `icmp_send` and `ipv4_update_pmtu` expect. On `false` (too short,
+    /// no memory, or a header length that is not `ihl`) the packet may be
+    /// partly pulled: only freeing it is left.
+    pub(crate) fn pull_to(&mut self, off: usize, ihl: usize) -> bool {
+        let (Ok(off), Ok(ihl)) = (u32::try_from(off), u32::try_from(ihl)) else {
+            return false;
+        };
+        // SAFETY: valid skb; `pskb_pull` and `pskb_may_pull` check the
+        // lengths against the packet.
+        unsafe { ffi::rvs_skb_pull_to(self.ptr, off, ihl) }
+    }
+
+    /// Records a path MTU of `mtu` for the route of this IPv4 packet
+    /// (source and destination of its header), as an ICMP "fragmentation
+    /// needed" about it asks.
+    pub(crate) fn update_pmtu(&mut self, net: &Net, mtu: u32) {
+        // SAFETY: valid skb whose network header is a linear IPv4 header
+        // (after [`Skb::pull_to`]); `net` is alive.
+        unsafe { ffi::ipv4_update_pmtu(self.ptr, net.as_ptr(), mtu, 0, 0) };
+    }
+
+    /// Frees a packet rvs is done with, as consumed rather than dropped;
+    /// the hook then answers `NF_STOLEN`.
+    pub(crate) fn consume(self) {
+        // SAFETY: valid skb owned by this hook call; it is not used again
+        // (`self` is moved in), and NF_STOLEN tells netfilter so.
+        unsafe { ffi::consume_skb(self.ptr) };
     }
 
     /// Whether rvs itself transmitted this packet (it is re-entering
@@ -346,8 +395,16 @@ impl Skb<'_> {
 
 /// Sends ICMP "fragmentation needed" with `mtu` back to the packet's source.
 pub(crate) fn icmp_frag_needed(skb: &mut Skb<'_>, mtu: u32) {
-    // SAFETY: valid skb with its input route still attached.
-    unsafe { ffi::rvs_icmp_send_frag_needed(skb.ptr, mtu) };
+    icmp_send(skb, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED, mtu.to_be_bytes());
+}
+
+/// Sends an ICMP error of `icmp_type`/`code` about the packet at the
+/// network header to its source; `info` is the header's last 4 bytes, in
+/// wire order.
+pub(crate) fn icmp_send(skb: &mut Skb<'_>, icmp_type: u8, code: u8, info: [u8; 4]) {
+    // SAFETY: valid skb with its input route still attached and its IPv4
+    // header at the network header (`icmp_send` checks the rest).
+    unsafe { ffi::rvs_icmp_send(skb.ptr, icmp_type, code, u32::from_ne_bytes(info)) };
 }
 
 /// Tells the packet's source that it does not fit a path of `mtu`: ICMP

@@ -208,6 +208,20 @@ pub fn parse_v4(buf: &[u8], outer: &Ipv4Info) -> Result<IcmpQuote, IcmpSkip> {
     let inner_off = icmp_off
         .checked_add(ICMP_HLEN)
         .ok_or(ParseError::Truncated)?;
+    quote_v4(buf, icmp_type, code, icmp_off, inner_off)
+}
+
+/// Parses the IPv4 packet quoted at `inner_off` of `buf` by an ICMP error
+/// of `icmp_type`/`code` whose header is at `icmp_off` (for [`parse_v4`],
+/// and for errors about the director's own tunnel packets, where the
+/// client's packet sits inside the quoted tunnel packet).
+pub(crate) fn quote_v4(
+    buf: &[u8],
+    icmp_type: u8,
+    code: u8,
+    icmp_off: usize,
+    inner_off: usize,
+) -> Result<IcmpQuote, IcmpSkip> {
     let inner = buf.get(inner_off..).ok_or(ParseError::Truncated)?;
     let vihl = *inner.first().ok_or(ParseError::Truncated)?;
     if vihl >> 4 != 4 {

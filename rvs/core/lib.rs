@@ -41,4 +41,5 @@ pub mod sched;
 pub mod settings;
 pub mod svcattr;
 pub mod tunnel;
+pub mod tunnel_icmp;
 pub mod uapi;

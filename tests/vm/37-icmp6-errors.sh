@@ -14,7 +14,10 @@
 #  5. port unreachable from the client about a direct-routing reply (from a
 #     third VIP, held by a DR real server on its own link): the director
 #     passes it to the real server as next hop, whose socket gets
-#     "connection refused".
+#     "connection refused";
+#  6. the same about a tunnelled reply (rs2 is also a TUN real server of
+#     VIP3, port 5800): the director sends the error to it in ip6ip6, it
+#     decapsulates on ip6tnl0, and its socket gets "connection refused".
 # The same script passes against the kernel's IPVS (RVS_ADM=ipvsadm).
 #
 #   client "cl" c0 2001:db8::2 -- d0 2001:db8::1 director "lb"
@@ -106,6 +109,9 @@ adm_ok "$LB" -A -u "[$VIP2]:5600" -s rr
 adm_ok "$LB" -a -u "[$VIP2]:5600" -r "[$RIP2]:5600" -m
 adm_ok "$LB" -A -u "[$VIP3]:5700" -s rr
 adm_ok "$LB" -a -u "[$VIP3]:5700" -r "[$DRIP]:5700" -g
+adm_ok "$LB" -A -u "[$VIP3]:5800" -s rr
+adm_ok "$LB" -a -u "[$VIP3]:5800" -r "[$DRIP]:5800" -i
+ip -n "$RS2" link set ip6tnl0 up || fail "no ip6tnl0 (CONFIG_IPV6_TUNNEL?)"
 
 # Python's first start in a fresh guest can take most of a minute under
 # TCG: start it once before anything is timed.
@@ -222,4 +228,12 @@ wait $RS_PID 2>/dev/null
 got=$(cat "$TEST_TMP/rs-result" 2>/dev/null)
 log "DR real server replying to a client that went away -> $got"
 assert_eq "$got" "refused" "the DR real server's socket sees the client's port unreachable"
-pass "ICMPv6 errors are translated both ways for IPv6 NAT connections and passed to DR"
+
+# 6. Tunnel: the same, the error encapsulated to the real server.
+late_reply "$RS2" $VIP3 5800
+hello_and_go $VIP3 5800 41002
+wait $RS_PID 2>/dev/null
+got=$(cat "$TEST_TMP/rs-result" 2>/dev/null)
+log "TUN real server replying to a client that went away -> $got"
+assert_eq "$got" "refused" "the TUN real server's socket sees the client's port unreachable (ip6ip6)"
+pass "ICMPv6 errors are translated both ways for IPv6 NAT connections and passed to DR and TUN"

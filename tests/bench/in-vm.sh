@@ -20,7 +20,7 @@
 #                          for both) and then listed
 #   RVS_BENCH_PKTS=100000  packets per director-cost measurement (pktgen)
 #   RVS_BENCH_CONNS=1048576  entries in the big connection table (conntab)
-#   RVS_BENCH_SCENARIOS="nat-tcp-1 nat-tcp-8 dr-tcp-1 tun-tcp-1 conn-rate udp-nat udp-dr udp-cost conntab ctl"
+#   RVS_BENCH_SCENARIOS="nat-tcp-1 nat-tcp-8 dr-tcp-1 tun-tcp-1 conn-rate udp-nat udp-dr udp-cost udp6-cost conntab ctl"
 #   RVS_BENCH_QUICK=1      smoke mode: 1 round, 1 s samples, small counts, scenarios
 #                          nat-tcp-1 conntab ctl
 #
@@ -43,7 +43,7 @@ SVCS=${RVS_BENCH_SVCS:-10}
 BATCH_SVCS=${RVS_BENCH_BATCH_SVCS:-10000}
 PKTS=${RVS_BENCH_PKTS:-100000}
 CONNS=${RVS_BENCH_CONNS:-1048576}
-SCENARIOS=${RVS_BENCH_SCENARIOS:-nat-tcp-1 nat-tcp-8 dr-tcp-1 tun-tcp-1 conn-rate udp-nat udp-dr udp-cost conntab ctl}
+SCENARIOS=${RVS_BENCH_SCENARIOS:-nat-tcp-1 nat-tcp-8 dr-tcp-1 tun-tcp-1 conn-rate udp-nat udp-dr udp-cost udp6-cost conntab ctl}
 
 # ---------------------------------------------------------------------------
 # One sample (child process: lib.sh's exit trap removes its namespaces).
@@ -129,35 +129,83 @@ IP
     # UDP entries live 900 s, so the first flows outlive a slow 1M fill.
     adm_ok "$LB" --set 900 120 900
   }
-  # pktgen_send COUNT DST SRC_MIN SRC_MAX: COUNT datagrams from CL to
-  # DST:9000, source address cycling over SRC_MIN..SRC_MAX, port 1000.
-  pktgen_send() {
-    ip netns exec "$CL" bash -s "$@" "$LBMAC" <<'PG' || fail "pktgen failed"
+  # pktgen_run SETTING...: one pktgen run from CL's c0 to the director's
+  # MAC, UDP port 9000, with these further settings.
+  pktgen_run() {
+    ip netns exec "$CL" bash -s "$LBMAC" "$@" <<'PG' || fail "pktgen failed"
 set -e
+mac=$1; shift
 pg() { echo "$2" > "/proc/net/pktgen/$1"; }
 pg kpktgend_0 rem_device_all
 pg kpktgend_0 "add_device c0"
-for c in "count $1" "clone_skb 0" "pkt_size 60" "delay 0" "dst $2" "dst_mac $5" \
-    "src_min $3" "src_max $4" "udp_src_min 1000" "udp_src_max 1000" \
-    "udp_dst_min 9000" "udp_dst_max 9000"; do pg c0 "$c"; done
+for c in "clone_skb 0" "delay 0" "dst_mac $mac" "udp_dst_min 9000" "udp_dst_max 9000" "$@"; do
+  pg c0 "$c"
+done
 pg pgctrl start
 grep -q "Result: OK" /proc/net/pktgen/c0
 PG
   }
+  # pktgen_send COUNT DST SRC_MIN SRC_MAX: COUNT datagrams from CL to
+  # DST:9000, source address cycling over SRC_MIN..SRC_MAX, port 1000.
+  pktgen_send() {
+    pktgen_run "count $1" "pkt_size 60" "dst $2" "src_min $3" "src_max $4" \
+      "udp_src_min 1000" "udp_src_max 1000"
+  }
+  # pktgen_send6 COUNT DST6: COUNT datagrams from CL's 2001:db8::2 to
+  # [DST6]:9000, source port cycling over 1000..1999 (1,000 flows).
+  pktgen_send6() {
+    pktgen_run "count $1" "pkt_size 80" "dst6 $2" "src6 2001:db8::2" \
+      "udp_src_min 1000" "udp_src_max 1999"
+  }
   busy_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
-  # cost DST SRC_MIN SRC_MAX: CPU time (all CPUs, /proc/stat) per packet in
-  # ns while PKTS packets go to DST; prints it.
-  cost() {
-    local b0 b1 hz
+  # measure SENDER ARGS...: CPU time (all CPUs, /proc/stat) per packet in
+  # ns while SENDER sends PKTS packets (SENDER PKTS ARGS...); prints it.
+  measure() {
+    local b0 b1 hz send=$1
+    shift
     hz=$(getconf CLK_TCK)
     b0=$(busy_ticks)
-    pktgen_send "$PKTS" "$@"
+    "$send" "$PKTS" "$@"
     b1=$(busy_ticks)
     awk -v d=$((b1 - b0)) -v hz="$hz" -v n="$PKTS" 'BEGIN {printf "%.0f", d * 1e9 / hz / n}'
   }
-  # conns_now: entries in the table (active + inactive of the real server).
+  cost() { measure pktgen_send "$@"; }     # DST SRC_MIN SRC_MAX
+  cost6() { measure pktgen_send6 "$@"; }   # DST6
+  # conns_now [SERVER]: entries in the table (active + inactive of the real
+  # server, as the listing writes it; default 10.0.1.1:9000).
   conns_now() {
-    ip netns exec "$LB" "$ADM" -L -n | awk '/->.*10\.0\.1\.1:9000/ {print $5 + $6}'
+    ip netns exec "$LB" "$ADM" -L -n | awk -v rs="${1:-10.0.1.1:9000}" '$1 == "->" && $2 == rs {print $5 + $6}'
+  }
+  # pkt_topo6 TAG FWD: pkt_topo's IPv6 twin. Client 2001:db8::2, director
+  # 2001:db8::1 (VIP 2001:db8:100::1), real server 2001:db8:1::1 behind a
+  # dummy device with a permanent neighbour entry.
+  pkt_topo6() {
+    newns CL "$1-cl"; newns LB "$1-lb"
+    VIP=2001:db8:100::1
+    ip link add c0 netns "$CL" type veth peer name d0 netns "$LB" || fail "veth"
+    nsip "$LB" <<IP
+link set d0 up
+addr add 2001:db8::1/64 dev d0 nodad
+addr add $VIP/128 dev lo nodad
+link add r0 type dummy
+link set r0 up
+addr add 2001:db8:1::254/64 dev r0 nodad
+neigh add 2001:db8:1::1 lladdr 02:00:00:00:01:01 dev r0 nud permanent
+IP
+    nsip "$CL" <<IP
+link set c0 up
+addr add 2001:db8::2/64 dev c0 nodad
+IP
+    nsysctl "$LB" net.ipv6.conf.all.forwarding=1
+    sysctl -qw net.core.netdev_max_backlog=100000
+    LBMAC=$(ip -n "$LB" -o link show d0 | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+    [ -n "$LBMAC" ] || fail "no MAC for the director's d0"
+    # The client must not wait for neighbour discovery of the director.
+    ip -n "$CL" neigh add 2001:db8::1 lladdr "$LBMAC" dev c0 nud permanent
+    modprobe pktgen || fail "no pktgen module"
+    adm_ok "$LB" -A -u "[$VIP]:9000" -s rr
+    adm_ok "$LB" -a -u "[$VIP]:9000" -r "[2001:db8:1::1]:9000" "$2" -w 1
+    adm_ok "$LB" --set 900 120 900
   }
   slab_kb() { awk '/^Slab:/ {print $2}' /proc/meminfo; }
   # objsize of the engine's connection cache in /proc/slabinfo (NA if merged).
@@ -234,6 +282,23 @@ PG
           log "$ADM $fwd: ${c} ns/pkt, plain forwarding ${base} ns/pkt, $n entries"
           val udp-$fwd-ns "$c" ns/pkt
           val udp-$fwd-engine-ns "$((c - base))" ns/pkt
+          cleanup_ns ) || exit 1
+      done ;;
+    udp6-cost)
+      # udp-cost over IPv6: CPU ns per 80-byte UDP packet over 1,000 flows
+      # (one client address, 1,000 source ports), NAT then DR, and plain
+      # IPv6 forwarding of the same packets as the baseline.
+      for fwd in nat dr; do
+        ( [ $fwd = nat ] && f=-m || f=-g
+          pkt_topo6 "u6$fwd" "$f"
+          pktgen_send6 1000 $VIP
+          n=$(conns_now "[2001:db8:1::1]:9000")
+          [ "${n:-0}" -ge 900 ] || fail "IPv6 $fwd: only ${n:-0} of 1000 flows in the table"
+          base=$(cost6 2001:db8:1::1)
+          c=$(cost6 $VIP)
+          log "$ADM IPv6 $fwd: ${c} ns/pkt, plain forwarding ${base} ns/pkt, $n entries"
+          val udp6-$fwd-ns "$c" ns/pkt
+          val udp6-$fwd-engine-ns "$((c - base))" ns/pkt
           cleanup_ns ) || exit 1
       done ;;
     conntab)

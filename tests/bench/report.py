@@ -32,6 +32,10 @@ SCENARIOS = {
     "udp-nat-engine-ns": ("the same minus plain IP forwarding of the same packets (the engine's own cost)", "lower"),
     "udp-dr-ns": ("director CPU per 60-byte UDP packet, DR, 1,000 flows", "lower"),
     "udp-dr-engine-ns": ("the same minus plain IP forwarding", "lower"),
+    "udp6-nat-ns": ("director CPU per 80-byte UDP packet over IPv6, NAT, 1,000 flows (pktgen)", "lower"),
+    "udp6-nat-engine-ns": ("the same minus plain IPv6 forwarding", "lower"),
+    "udp6-dr-ns": ("director CPU per 80-byte UDP packet over IPv6, DR, 1,000 flows", "lower"),
+    "udp6-dr-engine-ns": ("the same minus plain IPv6 forwarding", "lower"),
     "conntab-1k-ns": ("NAT UDP CPU per packet with 1,000 entries in the connection table", "lower"),
     "conntab-big-ns": ("the same 1,000 flows with CONNS entries in the table", "lower"),
     "conntab-big-vs-1k": ("conntab-big-ns / conntab-1k-ns (target for rvs: <= 1.10)", "lower"),
@@ -61,7 +65,7 @@ def targets(res):
     for m in ("nat-tcp-1", "nat-tcp-8", "dr-tcp-1", "tun-tcp-1", "conn-rate", "udp-nat", "udp-dr"):
         r = by.get(m, {}).get("ratio_rvs_ipvs")
         add("%s ratio >= 1.0" % m, r, r is not None and r >= 1.0, "rvs/IPVS, higher is better")
-    for m in ("udp-nat-ns", "udp-dr-ns"):
+    for m in ("udp-nat-ns", "udp-dr-ns", "udp6-nat-ns", "udp6-dr-ns"):
         r = by.get(m, {}).get("ratio_rvs_ipvs")
         add("%s IPVS/rvs >= 1.0" % m, 1 / r if r else None, r is not None and r <= 1.0, "per-packet cost, inverted so higher is better")
     g = med("conntab-big-vs-1k", "rvs")

@@ -81,7 +81,7 @@ pub const ICMPV6_PARAMPROB: u8 = 4;
 pub const ICMPV6_PORT_UNREACH: u8 = 4;
 
 /// ICMP header length (type, code, checksum, 4 bytes of rest).
-const ICMP_HLEN: usize = 8;
+pub(crate) const ICMP_HLEN: usize = 8;
 /// Longest IPv4 header.
 const IPV4_MAX_HLEN: usize = 60;
 /// IPv6 fixed header length.

@@ -33,7 +33,7 @@ pub const IPPROTO_GRE: u8 = 47;
 pub const IPPROTO_IPIP: u8 = 4;
 
 /// UDP header length.
-const UDP_HLEN: usize = 8;
+pub(crate) const UDP_HLEN: usize = 8;
 /// GUE base header length (no options).
 const GUE_BASE_HLEN: usize = 4;
 /// GRE base header length (flags and protocol).

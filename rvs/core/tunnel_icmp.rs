@@ -24,16 +24,12 @@
 
 #![forbid(unsafe_code)]
 
-use super::icmp::{self, IcmpQuote, IcmpSkip, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED, IPPROTO_ICMP};
-use super::packet::{Ipv4Info, ParseError, IP_OFFSET};
-use super::tunnel::{Tunnel, IPPROTO_GRE, IPPROTO_IPIP, IPPROTO_UDP};
+use super::icmp::{
+    self, IcmpQuote, IcmpSkip, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED, ICMP_HLEN, IPPROTO_ICMP,
+};
+use super::packet::{Ipv4Info, ParseError, IP_DF, IP_OFFSET};
+use super::tunnel::{Tunnel, IPPROTO_GRE, IPPROTO_IPIP, IPPROTO_UDP, UDP_HLEN};
 
-/// `IP_DF`, in the fragment field.
-const IP_DF: u16 = 0x4000;
-/// ICMP header length.
-const ICMP_HLEN: usize = 8;
-/// UDP header length.
-const UDP_HLEN: usize = 8;
 /// The GRE checksum-present bit, in the first 16-bit word.
 const GRE_CSUM: u16 = 0x8000;
 /// `ETH_P_IP`, GRE's protocol field for an IPv4 inner packet.

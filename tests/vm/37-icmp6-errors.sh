@@ -222,18 +222,14 @@ assert_eq "$got" "rs1:1" "small datagrams after the PMTU update"
 
 # 5. Direct routing: the real server replies from VIP3 itself; the client's
 # port unreachable goes to VIP3 at the director, which passes it on.
-late_reply "$RS2" $VIP3 5700
-hello_and_go $VIP3 5700 41001
-wait $RS_PID 2>/dev/null
-got=$(cat "$TEST_TMP/rs-result" 2>/dev/null)
-log "DR real server replying to a client that went away -> $got"
-assert_eq "$got" "refused" "the DR real server's socket sees the client's port unreachable"
-
-# 6. Tunnel: the same, the error encapsulated to the real server.
-late_reply "$RS2" $VIP3 5800
-hello_and_go $VIP3 5800 41002
-wait $RS_PID 2>/dev/null
-got=$(cat "$TEST_TMP/rs-result" 2>/dev/null)
-log "TUN real server replying to a client that went away -> $got"
-assert_eq "$got" "refused" "the TUN real server's socket sees the client's port unreachable (ip6ip6)"
+# 6. Tunnel: the same, the error encapsulated (ip6ip6) to the real server.
+for m in "DR 5700 41001" "TUN 5800 41002"; do
+  read -r how port cport <<<"$m"
+  late_reply "$RS2" $VIP3 "$port"
+  hello_and_go $VIP3 "$port" "$cport"
+  wait $RS_PID 2>/dev/null
+  got=$(cat "$TEST_TMP/rs-result" 2>/dev/null)
+  log "$how real server replying to a client that went away -> $got"
+  assert_eq "$got" "refused" "the $how real server's socket sees the client's port unreachable"
+done
 pass "ICMPv6 errors are translated both ways for IPv6 NAT connections and passed to DR and TUN"

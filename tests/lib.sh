@@ -6,6 +6,7 @@
 set -u
 KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
 RVS_ROOT=${RVS_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+. "$(dirname "${BASH_SOURCE[0]}")/kmsg.sh"
 TEST_NAME=$(basename "$0" .sh)
 NS_PREFIX="rvs-${TEST_NAME%%-*}-$$"
 _created_ns=()

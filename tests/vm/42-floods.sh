@@ -168,11 +168,11 @@ print(ok, tried, "%.1f" % (time.monotonic() - t0))
 # --- defences off: the table fills up to conn_max and stays full.
 adm_ok "$LB" --set-option conn_max=$CONN_MAX --set-option drop_entry=0 --set-option secure_tcp=0
 services
-dmesg_before=$(dmesg | wc -l)
+mark=$(kmsg_mark)
 phase off
 [ "$REFUSED" -gt 0 ] || fail "off: the flood filled no table (refused 0): flood too slow?"
 [ "$MAX_ENTRIES" = "$CONN_MAX" ] || fail "off: table at $MAX_ENTRIES, expected it full ($CONN_MAX)"
-warns=$(dmesg | tail -n +$((dmesg_before + 1)) | grep -c "rvs: connection table full")
+warns=$(dmesg_since "$mark" | grep -c "rvs: connection table full")
 [ "$warns" -ge 1 ] && [ "$warns" -le $((FLOOD_SECS / 10 + 2)) ] ||
   fail "off: $warns 'table full' warnings in $FLOOD_SECS s (want 1..$((FLOOD_SECS / 10 + 2)): rate-limited)"
 off="$FLOOD_PPS pps for $FLOOD_SECS s, $MAX_ENTRIES entries, legit $LEGIT_OK/$LEGIT_TRIED, refused $REFUSED"

@@ -545,7 +545,7 @@ impl ConnTable {
                 .is_ok()
         {
             pr_warn!(
-                "rvs: connection table full ({} entries, conn_max {}): new connections dropped ({} so far)\n",
+                "connection table full ({} entries, conn_max {}): new connections dropped ({} so far)\n",
                 self.count(),
                 max,
                 self.refused()

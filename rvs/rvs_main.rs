@@ -80,7 +80,7 @@ impl kernel::Module for Rvs {
         let conn_cache = conn::ConnCache::create()?;
         let pernet = netns::Registration::new()?;
         let family = genl::Family::register(&netlink::FAMILY, module)?;
-        pr_info!("rvs: loaded\n");
+        pr_info!("loaded\n");
         Ok(Rvs {
             _family: family,
             _pernet: pernet,
@@ -92,6 +92,6 @@ impl kernel::Module for Rvs {
 
 impl Drop for Rvs {
     fn drop(&mut self) {
-        pr_info!("rvs: unloading\n");
+        pr_info!("unloading\n");
     }
 }

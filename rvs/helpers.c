@@ -448,6 +448,30 @@ int rvs_tunnel_prepare(struct sk_buff *skb, int gso_type, u8 inner_proto)
 	return 0;
 }
 
+/*
+ * For CHECKSUM_PARTIAL: the checksum's start from skb->data and its field's
+ * offset from there (GUE remote checksum offload). false otherwise.
+ */
+bool rvs_skb_csum_offsets(const struct sk_buff *skb, u16 *start, u16 *offset)
+{
+	int s;
+
+	if (skb->ip_summed != CHECKSUM_PARTIAL)
+		return false;
+	s = skb_checksum_start_offset(skb);
+	if (s < 0 || s > U16_MAX)
+		return false;
+	*start = s;
+	*offset = skb->csum_offset;
+	return true;
+}
+
+void rvs_skb_remcsum_handed_off(struct sk_buff *skb)
+{
+	skb->ip_summed = CHECKSUM_NONE;
+	skb->encapsulation = 0;
+}
+
 void rvs_skb_reset_transport_header(struct sk_buff *skb)
 {
 	skb_reset_transport_header(skb);

@@ -60,6 +60,8 @@ bool rvs_pskb_may_pull(struct sk_buff *skb, unsigned int len);
 unsigned int rvs_skb_headlen(const struct sk_buff *skb);
 unsigned char *rvs_skb_data(const struct sk_buff *skb);
 bool rvs_skb_is_gso(const struct sk_buff *skb);
+bool rvs_skb_csum_offsets(const struct sk_buff *skb, u16 *start, u16 *offset);
+void rvs_skb_remcsum_handed_off(struct sk_buff *skb);
 bool rvs_skb_is_xmit(const struct sk_buff *skb);
 void rvs_skb_mark_xmit(struct sk_buff *skb);
 u32 rvs_skb_fwmark(const struct sk_buff *skb);

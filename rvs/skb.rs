@@ -145,6 +145,23 @@ impl<'a> Skb<'a> {
         unsafe { ffi::rvs_skb_csum_partial(self.ptr) }
     }
 
+    /// For a packet whose transport checksum is left to the device: where
+    /// the checksum starts (from the network header) and where in that
+    /// its field is. `None` otherwise.
+    pub(crate) fn csum_offsets(&self) -> Option<(u16, u16)> {
+        let (mut start, mut offset) = (0u16, 0u16);
+        // SAFETY: valid skb; the helper writes the two out-parameters.
+        unsafe { ffi::rvs_skb_csum_offsets(self.ptr, &mut start, &mut offset) }
+            .then_some((start, offset))
+    }
+
+    /// Leaves the transport checksum of a non-GSO packet to the real
+    /// server (remote checksum offload): the stack must not fill it in.
+    pub(crate) fn remcsum_handed_off(&mut self) {
+        // SAFETY: valid skb; only `ip_summed` and `encapsulation` change.
+        unsafe { ffi::rvs_skb_remcsum_handed_off(self.ptr) };
+    }
+
     /// Whether this is a GSO super-packet (segmented later by the stack).
     pub(crate) fn is_gso(&self) -> bool {
         // SAFETY: valid skb.

@@ -87,9 +87,10 @@ pub(crate) fn transmit(
         return Verdict::Drop;
     };
     let tunnel = conn.dest.tunnel();
+    let tun_len = tunnel.header_len(skb.csum_partial()) as u32;
     let overhead = match (conn.fwd, out_af) {
-        (FwdMethod::Tunnel, AddrFamily::Inet) => IPIP_HLEN + tunnel.header_len() as u32,
-        (FwdMethod::Tunnel, AddrFamily::Inet6) => IP6IP_HLEN + tunnel.header_len() as u32,
+        (FwdMethod::Tunnel, AddrFamily::Inet) => IPIP_HLEN + tun_len,
+        (FwdMethod::Tunnel, AddrFamily::Inet6) => IP6IP_HLEN + tun_len,
         _ => 0,
     };
     let mtu = rt.mtu.saturating_sub(overhead);
@@ -258,7 +259,13 @@ fn encapsulate(
     daddr: &[u8; 16],
 ) -> Result {
     let inner_len = skb.len();
-    let tun_len = tunnel.header_len();
+    // Remote checksum offload (GUE): where the inner checksum starts and
+    // is stored, for a packet whose checksum is left to the device.
+    let remcsum = match tunnel {
+        Tunnel::Gue { remcsum: true, .. } => skb.csum_offsets(),
+        _ => None,
+    };
+    let tun_len = tunnel.header_len(remcsum.is_some());
     let inner_v6 = pkt.ip.af == AddrFamily::Inet6;
     let inner_proto = if inner_v6 { IPPROTO_IPV6 } else { IPPROTO_IPIP };
     let outer_proto = match tunnel {
@@ -293,15 +300,20 @@ fn encapsulate(
         Tunnel::Gue { .. } => skb::udp_flow_src_port(net, skb),
         _ => 0,
     };
-    skb::tunnel_prepare(skb, gso_type(tunnel, outer), inner_proto)?;
+    skb::tunnel_prepare(skb, gso_type(tunnel, outer, remcsum.is_some()), inner_proto)?;
     match tunnel {
         Tunnel::Ipip => {}
         Tunnel::Gue { csum, .. } => {
-            let mut hdr = [0u8; tunnel::GUE_HLEN];
-            tunnel
-                .gue_header(inner_len, inner_v6, sport, &mut hdr)
+            let mut hdr = [0u8; tunnel::GUE_HLEN_MAX];
+            let len = tunnel
+                .gue_header(inner_len, inner_v6, sport, remcsum, &mut hdr)
                 .ok_or_else(|| errno(ffi::EMSGSIZE))?;
-            skb::push_tunnel_header(skb, &hdr)?;
+            skb::push_tunnel_header(skb, hdr.get(..len).ok_or(EINVAL)?)?;
+            if remcsum.is_some() && !skb.is_gso() {
+                // The real server completes the inner checksum; the stack
+                // must not (as IPVS's `ipvs_gue_encap`).
+                skb.remcsum_handed_off();
+            }
             skb::udp_tunnel_csum(skb, csum, outer, saddr, daddr);
         }
         Tunnel::Gre { csum } => skb::push_gre_header(skb, csum, inner_v6, tun_len)?,
@@ -337,11 +349,15 @@ fn encapsulate(
 }
 
 /// How the stack must segment a GSO packet in `tunnel` under an outer
-/// header of family `outer` (as IPVS's `ip_vs_tunnel_xmit*` ask).
-fn gso_type(tunnel: Tunnel, outer: AddrFamily) -> u32 {
+/// header of family `outer`, `remcsum` if it carries GUE's remote checksum
+/// offload option (as IPVS's `ip_vs_tunnel_xmit*` ask).
+fn gso_type(tunnel: Tunnel, outer: AddrFamily, remcsum: bool) -> u32 {
     let tun = match tunnel {
         Tunnel::Ipip => 0,
         Tunnel::Gue { csum: false, .. } => ffi::SKB_GSO_UDP_TUNNEL,
+        Tunnel::Gue { csum: true, .. } if remcsum => {
+            ffi::SKB_GSO_UDP_TUNNEL_CSUM | ffi::SKB_GSO_TUNNEL_REMCSUM
+        }
         Tunnel::Gue { csum: true, .. } => ffi::SKB_GSO_UDP_TUNNEL_CSUM,
         Tunnel::Gre { csum: false } => ffi::SKB_GSO_GRE,
         Tunnel::Gre { csum: true } => ffi::SKB_GSO_GRE_CSUM,

@@ -421,7 +421,8 @@ mod tests {
                 d.tunnel,
                 Tunnel::Gue {
                     port: 6080,
-                    csum: false
+                    csum: false,
+                    remcsum: false
                 }
             );
             let mut gre = dest6(v6(10), 2);

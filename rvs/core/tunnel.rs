@@ -12,7 +12,7 @@
 
 #![forbid(unsafe_code)]
 
-use super::config::{ConfigError, EINVAL, EOPNOTSUPP};
+use super::config::{ConfigError, EINVAL};
 
 /// `IP_VS_CONN_F_TUNNEL_TYPE_IPIP`.
 pub const TYPE_IPIP: u8 = 0;
@@ -43,8 +43,18 @@ const GRE_CSUM_LEN: usize = 4;
 /// `IPPROTO_IPV6` (an IPv6 inner packet in GUE).
 const IPPROTO_IPV6: u8 = 41;
 
-/// UDP and GUE headers together, as [`Tunnel::gue_header`] writes them.
+/// UDP and GUE headers together, as [`Tunnel::gue_header`] writes them
+/// without options.
 pub const GUE_HLEN: usize = UDP_HLEN + GUE_BASE_HLEN;
+/// GUE's remote checksum offload option: the private flags word and the
+/// checksum start and offset (`GUE_LEN_PRIV + GUE_PLEN_REMCSUM`).
+const GUE_REMCSUM_LEN: usize = 8;
+/// The longest UDP + GUE header rvs writes.
+pub const GUE_HLEN_MAX: usize = GUE_HLEN + GUE_REMCSUM_LEN;
+/// `GUE_FLAG_PRIV`: private flags follow the header.
+const GUE_FLAG_PRIV: u16 = 1;
+/// `GUE_PFLAG_REMCSUM`: the private option holds checksum start/offset.
+const GUE_PFLAG_REMCSUM: u32 = 1 << 31;
 
 /// Encapsulation of one TUN real server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -56,8 +66,14 @@ pub enum Tunnel {
     Gue {
         /// Destination UDP port of the real server's GUE receiver.
         port: u16,
-        /// Whether the UDP checksum is computed (`--tun-csum`).
+        /// Whether the UDP checksum is computed (`--tun-csum`; implied by
+        /// `remcsum`).
         csum: bool,
+        /// Remote checksum offload (`--tun-remcsum`): a packet whose
+        /// transport checksum is left to the device carries, in a GUE
+        /// option, where that checksum starts and is stored; the real
+        /// server's GUE receiver completes it (RFC draft-herbert-remotecsumoffload).
+        remcsum: bool,
     },
     /// IP in GRE, with the GRE checksum if `csum`.
     Gre {
@@ -69,18 +85,20 @@ pub enum Tunnel {
 impl Tunnel {
     /// Decodes and checks the three netlink attributes (absent ones are 0),
     /// like IPVS: GUE needs a port; checksum flags only make sense for GUE
-    /// and GRE. Remote checksum offload is not offered (EOPNOTSUPP).
+    /// and GRE, remote checksum offload only for GUE (it implies the UDP
+    /// checksum, as in IPVS).
     pub fn from_uapi(kind: u8, port: u16, flags: u16) -> Result<Tunnel, ConfigError> {
         if flags & !(FLAG_CSUM | FLAG_REMCSUM) != 0 {
             return Err(ConfigError::new(EINVAL, c"unknown tunnel flags"));
         }
-        if flags & FLAG_REMCSUM != 0 {
+        let remcsum = flags & FLAG_REMCSUM != 0;
+        if remcsum && kind != TYPE_GUE {
             return Err(ConfigError::new(
-                EOPNOTSUPP,
-                c"remote checksum offload (--tun-remcsum) is not supported; use --tun-csum",
+                EINVAL,
+                c"remote checksum offload (--tun-remcsum) needs --tun-type gue",
             ));
         }
-        let csum = flags & FLAG_CSUM != 0;
+        let csum = flags & FLAG_CSUM != 0 || remcsum;
         match kind {
             TYPE_IPIP if csum => Err(ConfigError::new(
                 EINVAL,
@@ -91,7 +109,11 @@ impl Tunnel {
                 EINVAL,
                 c"GUE tunnels need a port (--tun-port)",
             )),
-            TYPE_GUE => Ok(Tunnel::Gue { port, csum }),
+            TYPE_GUE => Ok(Tunnel::Gue {
+                port,
+                csum,
+                remcsum,
+            }),
             TYPE_GRE => Ok(Tunnel::Gre { csum }),
             _ => Err(ConfigError::new(EINVAL, c"unknown tunnel type")),
         }
@@ -102,7 +124,12 @@ impl Tunnel {
         let flag = |csum: bool| if csum { FLAG_CSUM } else { 0 };
         match self {
             Tunnel::Ipip => (TYPE_IPIP, 0, 0),
-            Tunnel::Gue { port, csum } => (TYPE_GUE, port, flag(csum)),
+            Tunnel::Gue {
+                port,
+                remcsum: true,
+                ..
+            } => (TYPE_GUE, port, FLAG_REMCSUM),
+            Tunnel::Gue { port, csum, .. } => (TYPE_GUE, port, flag(csum)),
             Tunnel::Gre { csum } => (TYPE_GRE, 0, flag(csum)),
         }
     }
@@ -121,10 +148,13 @@ impl Tunnel {
         Tunnel::from_uapi(kind, u16::from_le_bytes([p0, p1]), u16::from(flags)).unwrap_or_default()
     }
 
-    /// Bytes between the outer IP header and the inner packet.
-    pub fn header_len(self) -> usize {
+    /// Bytes between the outer IP header and the inner packet, for a
+    /// packet whose transport checksum is left to the device if `partial`
+    /// (with remote checksum offload, only those carry the option).
+    pub fn header_len(self, partial: bool) -> usize {
         match self {
             Tunnel::Ipip => 0,
+            Tunnel::Gue { remcsum: true, .. } if partial => GUE_HLEN + GUE_REMCSUM_LEN,
             Tunnel::Gue { .. } => GUE_HLEN,
             Tunnel::Gre { csum: false } => GRE_HLEN,
             Tunnel::Gre { csum: true } => GRE_HLEN + GRE_CSUM_LEN,
@@ -143,28 +173,58 @@ impl Tunnel {
     /// Writes UDP and GUE headers for an inner packet of `inner_len` bytes
     /// (IPv6 if `inner_v6`) into `out`, UDP source port `sport` (a flow
     /// hash, so receivers can spread flows); the UDP checksum is left 0
-    /// for the kernel. `None` unless this is a GUE tunnel and the packet
-    /// fits a UDP length. (GRE headers come from the kernel's
-    /// `gre_build_header`.)
+    /// for the kernel. `remcsum`: the inner packet's checksum start and
+    /// the offset of its checksum field from there, for the remote
+    /// checksum offload option (only with `--tun-remcsum`, for a packet
+    /// whose checksum is left to the device). Returns the header's length;
+    /// `None` unless this is a GUE tunnel and the packet fits a UDP length
+    /// (and the checksum field lies inside it). (GRE headers come from the
+    /// kernel's `gre_build_header`.)
     pub fn gue_header(
         self,
         inner_len: usize,
         inner_v6: bool,
         sport: u16,
-        out: &mut [u8; GUE_HLEN],
-    ) -> Option<()> {
-        let Tunnel::Gue { port, .. } = self else {
+        remcsum: Option<(u16, u16)>,
+        out: &mut [u8; GUE_HLEN_MAX],
+    ) -> Option<usize> {
+        let Tunnel::Gue {
+            port, remcsum: r, ..
+        } = self
+        else {
             return None;
         };
-        let udp_len = u16::try_from(inner_len.checked_add(GUE_HLEN)?).ok()?;
+        let opt = if r { remcsum } else { None };
+        let hlen = match opt {
+            Some(_) => GUE_HLEN + GUE_REMCSUM_LEN,
+            None => GUE_HLEN,
+        };
+        let udp_len = u16::try_from(inner_len.checked_add(hlen)?).ok()?;
         out.fill(0);
         out.get_mut(0..2)?.copy_from_slice(&sport.to_be_bytes());
         out.get_mut(2..4)?.copy_from_slice(&port.to_be_bytes());
         out.get_mut(4..6)?.copy_from_slice(&udp_len.to_be_bytes());
-        // GUE version 0, control 0, no options, no flags; the protocol
-        // field names the inner packet.
+        // GUE version 0, control 0; the protocol field names the inner
+        // packet.
         *out.get_mut(UDP_HLEN + 1)? = if inner_v6 { IPPROTO_IPV6 } else { IPPROTO_IPIP };
-        Some(())
+        if let Some((start, offset)) = opt {
+            let field = usize::from(start).checked_add(usize::from(offset))?;
+            if field.checked_add(2)? > inner_len {
+                return None;
+            }
+            // hlen counts the option's 4-byte words; the private flags
+            // word says which option follows.
+            *out.get_mut(UDP_HLEN)? = (GUE_REMCSUM_LEN / 4) as u8;
+            out.get_mut(UDP_HLEN + 2..UDP_HLEN + 4)?
+                .copy_from_slice(&GUE_FLAG_PRIV.to_be_bytes());
+            out.get_mut(GUE_HLEN..GUE_HLEN + 4)?
+                .copy_from_slice(&GUE_PFLAG_REMCSUM.to_be_bytes());
+            out.get_mut(GUE_HLEN + 4..GUE_HLEN + 6)?
+                .copy_from_slice(&start.to_be_bytes());
+            out.get_mut(GUE_HLEN + 6..GUE_HLEN + 8)?
+                .copy_from_slice(&u16::try_from(field).ok()?.to_be_bytes());
+        }
+        Some(hlen)
     }
 
     /// ipvsadm's name of the type (`--tun-type`).
@@ -188,10 +248,12 @@ mod tests {
             Tunnel::Gue {
                 port: 6080,
                 csum: false,
+                remcsum: false,
             },
             Tunnel::Gue {
                 port: 6080,
                 csum: true,
+                remcsum: false,
             },
             Tunnel::Gre { csum: false },
             Tunnel::Gre { csum: true },
@@ -208,7 +270,22 @@ mod tests {
         );
         assert_eq!(err(3, 0, 0).msg, c"unknown tunnel type");
         assert_eq!(err(TYPE_IPIP, 0, FLAG_CSUM).errno, EINVAL);
-        assert_eq!(err(TYPE_GUE, 1, FLAG_REMCSUM).errno, EOPNOTSUPP);
+        assert_eq!(
+            err(TYPE_GRE, 0, FLAG_REMCSUM).msg,
+            c"remote checksum offload (--tun-remcsum) needs --tun-type gue"
+        );
+        // Remote checksum offload implies the UDP checksum.
+        let r = Tunnel::from_uapi(TYPE_GUE, 1, FLAG_REMCSUM).unwrap();
+        assert_eq!(
+            r,
+            Tunnel::Gue {
+                port: 1,
+                csum: true,
+                remcsum: true
+            }
+        );
+        assert_eq!(r.to_uapi(), (TYPE_GUE, 1, FLAG_REMCSUM));
+        assert_eq!(Tunnel::unpack(r.pack()), r);
         assert_eq!(err(TYPE_GRE, 0, 4).msg, c"unknown tunnel flags");
         assert_eq!(Tunnel::unpack(0xffff_ffff), Tunnel::Ipip);
         // A port with GRE or IPIP is ignored, as by IPVS's transmitter.
@@ -220,37 +297,77 @@ mod tests {
 
     #[test]
     fn gue_header_bytes() {
-        let mut b = [0xaau8; GUE_HLEN];
+        let mut b = [0xaau8; GUE_HLEN_MAX];
         let t = Tunnel::Gue {
             port: 6080,
             csum: true,
+            remcsum: false,
         };
-        assert_eq!(t.gue_header(100, false, 0xc001, &mut b), Some(()));
-        assert_eq!(b, [0xc0, 0x01, 0x17, 0xc0, 0, 112, 0, 0, 0, 4, 0, 0]);
+        assert_eq!(t.gue_header(100, false, 0xc001, None, &mut b), Some(12));
+        assert_eq!(b[..12], [0xc0, 0x01, 0x17, 0xc0, 0, 112, 0, 0, 0, 4, 0, 0]);
         assert_eq!(t.outer_protocol(), IPPROTO_UDP);
-        t.gue_header(100, true, 1, &mut b).unwrap();
+        t.gue_header(100, true, 1, None, &mut b).unwrap();
         assert_eq!(b[9], 41);
-        // Too long for a UDP length: refused, not truncated.
-        assert_eq!(t.gue_header(65530, false, 1, &mut b), None);
+        // Offsets without --tun-remcsum are ignored.
         assert_eq!(
-            Tunnel::Gre { csum: false }.gue_header(10, false, 1, &mut b),
+            t.gue_header(100, false, 1, Some((20, 16)), &mut b),
+            Some(12)
+        );
+        // Too long for a UDP length: refused, not truncated.
+        assert_eq!(t.gue_header(65530, false, 1, None, &mut b), None);
+        assert_eq!(
+            Tunnel::Gre { csum: false }.gue_header(10, false, 1, None, &mut b),
+            None
+        );
+    }
+
+    #[test]
+    fn gue_remcsum_option() {
+        let mut b = [0xaau8; GUE_HLEN_MAX];
+        let t = Tunnel::Gue {
+            port: 6080,
+            csum: true,
+            remcsum: true,
+        };
+        // A TCP segment: checksum starts at the TCP header (20), its field
+        // 16 bytes further.
+        assert_eq!(
+            t.gue_header(100, false, 0xc001, Some((20, 16)), &mut b),
+            Some(20)
+        );
+        assert_eq!(
+            b,
+            [
+                0xc0, 0x01, 0x17, 0xc0, 0, 120, 0, 0, // UDP, length 100 + 20
+                2, 4, 0, 1, // GUE: hlen 2 words, IPIP, flags PRIV
+                0x80, 0, 0, 0, // private flags: REMCSUM
+                0, 20, 0, 36, // checksum start, checksum field
+            ]
+        );
+        // A packet whose checksum is done already gets no option.
+        assert_eq!(t.gue_header(100, false, 1, None, &mut b), Some(12));
+        assert_eq!(b[8], 0);
+        // A checksum field outside the packet is refused.
+        assert_eq!(t.gue_header(30, false, 1, Some((20, 16)), &mut b), None);
+        assert_eq!(
+            t.gue_header(100, false, 1, Some((u16::MAX, 16)), &mut b),
             None
         );
     }
 
     #[test]
     fn header_lengths() {
-        assert_eq!(Tunnel::Ipip.header_len(), 0);
-        assert_eq!(
-            Tunnel::Gue {
-                port: 1,
-                csum: false
-            }
-            .header_len(),
-            12
-        );
-        assert_eq!(Tunnel::Gre { csum: false }.header_len(), 4);
-        assert_eq!(Tunnel::Gre { csum: true }.header_len(), 8);
+        assert_eq!(Tunnel::Ipip.header_len(true), 0);
+        let gue = |remcsum| Tunnel::Gue {
+            port: 1,
+            csum: remcsum,
+            remcsum,
+        };
+        assert_eq!(gue(false).header_len(true), 12);
+        assert_eq!(gue(true).header_len(false), 12);
+        assert_eq!(gue(true).header_len(true), 20);
+        assert_eq!(Tunnel::Gre { csum: false }.header_len(true), 4);
+        assert_eq!(Tunnel::Gre { csum: true }.header_len(false), 8);
         assert_eq!(Tunnel::Gre { csum: true }.outer_protocol(), IPPROTO_GRE);
         assert_eq!(Tunnel::Ipip.outer_protocol(), IPPROTO_IPIP);
     }

@@ -314,11 +314,13 @@ mod tests {
         assert_eq!((q.encap, q.overhead), (Encap::Gue { port: 6080 }, 32));
         assert!(q.encap.is_of(Tunnel::Gue {
             port: 6080,
-            csum: true
+            csum: true,
+            remcsum: false
         }));
         assert!(!q.encap.is_of(Tunnel::Gue {
             port: 6081,
-            csum: true
+            csum: true,
+            remcsum: false
         }));
         assert_eq!(q.quote.dport, 80);
         // GUE options (hlen) are skipped.

@@ -201,8 +201,8 @@ Options:
                                   GUE UDP port (required)
       --tun-nocsum, --tun-csum    with gue or gre: no tunnel checksum
                                   (default) or a UDP/GRE checksum
-      --tun-remcsum               with gue: remote checksum offload (IPVS
-                                  only; rvs.ko refuses it)
+      --tun-remcsum               with gue: remote checksum offload (the
+                                  real server completes the inner checksum)
   -n, --numeric                   numeric output (rvsadm always prints
                                   numeric addresses and ports)
   -c, --connection                with -L: list the connections

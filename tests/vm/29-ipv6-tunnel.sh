@@ -93,13 +93,15 @@ ip netns exec "$DRS" nft -f - <<'NFT' || fail "nft rules on the real server"
 table inet wire {
   counter gue6_csum {}
   counter gue6_nocsum {}
+  counter gue6_remcsum {}
   counter gre6_csum {}
   counter gre6_nocsum {}
   counter gue4 {}
   chain in {
     type filter hook prerouting priority -300;
     meta nfproto ipv6 udp dport 6080 udp checksum 0 counter name gue6_nocsum
-    meta nfproto ipv6 udp dport 6080 udp checksum != 0 counter name gue6_csum
+    meta nfproto ipv6 udp dport 6080 udp checksum != 0 @th,67,5 0 counter name gue6_csum
+    meta nfproto ipv6 udp dport 6080 udp checksum != 0 @th,67,5 2 counter name gue6_remcsum
     ip6 nexthdr gre @th,0,1 1 counter name gre6_csum
     ip6 nexthdr gre @th,0,1 0 counter name gre6_nocsum
     meta nfproto ipv4 udp dport 6080 counter name gue4
@@ -112,6 +114,7 @@ ip -n "$DRS" fou add port 6080 gue || fail "ip fou add"
 ip -n "$DRS" link set ip6gre0 up || fail "no ip6gre0 (CONFIG_IPV6_GRE?)"
 adm_ok "$DLB" -A -t "[$VIP]:8082" -s rr
 for t in "gue --tun-port 6080 --tun-nocsum:gue6_nocsum" "gue --tun-port 6080 --tun-csum:gue6_csum" \
+  "gue --tun-port 6080 --tun-remcsum:gue6_remcsum" \
   "gre --tun-nocsum:gre6_nocsum" "gre --tun-csum:gre6_csum"; do
   opts=${t%%:*} counter=${t##*:}
   if [ "$counter" = gre6_csum ]; then

@@ -87,10 +87,16 @@ pub(crate) fn transmit(
         return Verdict::Drop;
     };
     let tunnel = conn.dest.tunnel();
-    let tun_len = tunnel.header_len(skb.csum_partial()) as u32;
-    let overhead = match (conn.fwd, out_af) {
-        (FwdMethod::Tunnel, AddrFamily::Inet) => IPIP_HLEN + tun_len,
-        (FwdMethod::Tunnel, AddrFamily::Inet6) => IP6IP_HLEN + tun_len,
+    let overhead = match conn.fwd {
+        FwdMethod::Tunnel => {
+            // Only remote checksum offload makes the length depend on the
+            // packet; nothing else asks the skb.
+            let tun_len = tunnel.header_len(tunnel.remcsum() && skb.csum_partial()) as u32;
+            match out_af {
+                AddrFamily::Inet => IPIP_HLEN + tun_len,
+                AddrFamily::Inet6 => IP6IP_HLEN + tun_len,
+            }
+        }
         _ => 0,
     };
     let mtu = rt.mtu.saturating_sub(overhead);
@@ -261,9 +267,10 @@ fn encapsulate(
     let inner_len = skb.len();
     // Remote checksum offload (GUE): where the inner checksum starts and
     // is stored, for a packet whose checksum is left to the device.
-    let remcsum = match tunnel {
-        Tunnel::Gue { remcsum: true, .. } => skb.csum_offsets(),
-        _ => None,
+    let remcsum = if tunnel.remcsum() {
+        skb.csum_offsets()
+    } else {
+        None
     };
     let tun_len = tunnel.header_len(remcsum.is_some());
     let inner_v6 = pkt.ip.af == AddrFamily::Inet6;

@@ -161,6 +161,11 @@ impl Tunnel {
         }
     }
 
+    /// Whether this is GUE with remote checksum offload.
+    pub fn remcsum(self) -> bool {
+        matches!(self, Tunnel::Gue { remcsum: true, .. })
+    }
+
     /// The outer IP header's protocol.
     pub fn outer_protocol(self) -> u8 {
         match self {
@@ -366,6 +371,7 @@ mod tests {
         assert_eq!(gue(false).header_len(true), 12);
         assert_eq!(gue(true).header_len(false), 12);
         assert_eq!(gue(true).header_len(true), 20);
+        assert!(gue(true).remcsum() && !gue(false).remcsum() && !Tunnel::Ipip.remcsum());
         assert_eq!(Tunnel::Gre { csum: false }.header_len(true), 4);
         assert_eq!(Tunnel::Gre { csum: true }.header_len(false), 8);
         assert_eq!(Tunnel::Gre { csum: true }.outer_protocol(), IPPROTO_GRE);

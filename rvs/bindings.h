@@ -22,6 +22,8 @@
 #include <net/ip6_checksum.h>
 #include <linux/workqueue.h>
 #include <net/dst_cache.h>
+#include <linux/netdevice.h>
+#include <linux/notifier.h>
 #include <linux/skbuff.h>
 
 #include "uapi/rvs.h"

@@ -12,6 +12,7 @@
 #include <net/genetlink.h>
 #include <linux/workqueue.h>
 #include <linux/skbuff.h>
+#include <linux/netdevice.h>
 #include <linux/icmp.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter_ipv4.h>
@@ -33,6 +34,11 @@
 void *rvs_net_generic(const struct net *net, unsigned int id)
 {
 	return net_generic(net, id);
+}
+
+struct net *rvs_netdev_event_net(void *info)
+{
+	return dev_net(netdev_notifier_info_to_dev(info));
 }
 
 void rvs_rcu_read_lock(void)
@@ -300,42 +306,6 @@ bool rvs_skb_pull_to(struct sk_buff *skb, unsigned int off, unsigned int ihl)
 
 /* routing and output */
 
-struct rtable *rvs_route_output(struct net *net, __be32 daddr, bool known_nh,
-				__be32 *saddr)
-{
-	struct flowi4 fl4 = {
-		.daddr = daddr,
-		.flowi4_flags = known_nh ? FLOWI_FLAG_KNOWN_NH : 0,
-	};
-	struct rtable *rt = ip_route_output_key(net, &fl4);
-
-	if (IS_ERR(rt))
-		return NULL;
-	*saddr = fl4.saddr;
-	return rt;
-}
-
-void rvs_skb_set_route(struct sk_buff *skb, struct rtable *rt)
-{
-	skb_dst_drop(skb);
-	skb_dst_set(skb, &rt->dst);
-}
-
-unsigned int rvs_rt_mtu(const struct rtable *rt)
-{
-	return dst_mtu(&rt->dst);
-}
-
-bool rvs_rt_is_local(const struct rtable *rt)
-{
-	return rt->rt_flags & RTCF_LOCAL;
-}
-
-void rvs_rt_put(struct rtable *rt)
-{
-	ip_rt_put(rt);
-}
-
 int rvs_nf_local_out(struct net *net, struct sk_buff *skb)
 {
 	return NF_HOOK(NFPROTO_IPV4, NF_INET_LOCAL_OUT, net, NULL, skb, NULL,
@@ -368,33 +338,6 @@ void rvs_inet_proto_csum_replace16(__sum16 *sum, struct sk_buff *skb,
 	memcpy(f, from, sizeof(f));
 	memcpy(t, to, sizeof(t));
 	inet_proto_csum_replace16(sum, skb, f, t, true);
-}
-
-struct dst_entry *rvs_route6_output(struct net *net, const u8 *daddr,
-				    bool known_nh, u8 *saddr)
-{
-	struct flowi6 fl6 = {
-		.flowi6_flags = known_nh ? FLOWI_FLAG_KNOWN_NH : 0,
-	};
-	struct dst_entry *dst;
-
-	memcpy(&fl6.daddr, daddr, sizeof(fl6.daddr));
-	dst = ip6_route_output(net, NULL, &fl6);
-	if (dst->error) {
-		dst_release(dst);
-		return NULL;
-	}
-	if (ipv6_dev_get_saddr(net, ip6_dst_idev(dst)->dev, &fl6.daddr, 0,
-			       (struct in6_addr *)saddr)) {
-		dst_release(dst);
-		return NULL;
-	}
-	return dst;
-}
-
-bool rvs_dst6_is_local(const struct dst_entry *dst)
-{
-	return dst->dev && (dst->dev->flags & IFF_LOOPBACK);
 }
 
 unsigned int rvs_dst_mtu(const struct dst_entry *dst)
@@ -558,7 +501,55 @@ void *rvs_kmem_cache_alloc_atomic(struct kmem_cache *cache)
 	return kmem_cache_alloc(cache, GFP_ATOMIC);
 }
 
-/* cached routes to real servers */
+/* routes to real servers, and their per-CPU caches */
+
+struct dst_entry *rvs_route_output4(struct net *net, __be32 daddr,
+				    bool known_nh, __be32 *saddr, bool *local)
+{
+	struct flowi4 fl4 = {
+		.daddr = daddr,
+		.flowi4_flags = known_nh ? FLOWI_FLAG_KNOWN_NH : 0,
+	};
+	struct rtable *rt = ip_route_output_key(net, &fl4);
+
+	if (IS_ERR(rt))
+		return NULL;
+	*saddr = fl4.saddr;
+	*local = rt->rt_flags & RTCF_LOCAL;
+	return &rt->dst;
+}
+
+struct dst_entry *rvs_route_output6(struct net *net,
+				    const struct in6_addr *daddr, bool known_nh)
+{
+	struct flowi6 fl6 = {
+		.daddr = *daddr,
+		.flowi6_flags = known_nh ? FLOWI_FLAG_KNOWN_NH : 0,
+	};
+	struct dst_entry *dst = ip6_route_output(net, NULL, &fl6);
+
+	if (dst->error) {
+		dst_release(dst);
+		return NULL;
+	}
+	return dst;
+}
+
+int rvs_dst6_saddr(struct net *net, struct dst_entry *dst,
+		   const struct in6_addr *daddr, struct in6_addr *saddr)
+{
+	return ipv6_dev_get_saddr(net, ip6_dst_idev(dst)->dev, daddr, 0, saddr);
+}
+
+bool rvs_dst6_is_local(const struct dst_entry *dst)
+{
+	return dst->dev && (dst->dev->flags & IFF_LOOPBACK);
+}
+
+struct dst_entry *rvs_rt_dst(struct rtable *rt)
+{
+	return rt ? &rt->dst : NULL;
+}
 
 int rvs_dst_cache_init(struct dst_cache *cache)
 {
@@ -568,9 +559,4 @@ int rvs_dst_cache_init(struct dst_cache *cache)
 void rvs_dst_cache_reset(struct dst_cache *cache)
 {
 	dst_cache_reset(cache);
-}
-
-struct dst_entry *rvs_rt_dst(struct rtable *rt)
-{
-	return &rt->dst;
 }

@@ -12,6 +12,7 @@
 struct net;
 
 void *rvs_net_generic(const struct net *net, unsigned int id);
+struct net *rvs_netdev_event_net(void *info);
 void rvs_rcu_read_lock(void);
 void rvs_rcu_read_unlock(void);
 
@@ -78,12 +79,6 @@ bool rvs_skb_pull_to(struct sk_buff *skb, unsigned int off, unsigned int ihl);
 
 /* routing and output */
 struct rtable;
-struct rtable *rvs_route_output(struct net *net, __be32 daddr, bool known_nh,
-				__be32 *saddr);
-void rvs_skb_set_route(struct sk_buff *skb, struct rtable *rt);
-unsigned int rvs_rt_mtu(const struct rtable *rt);
-bool rvs_rt_is_local(const struct rtable *rt);
-void rvs_rt_put(struct rtable *rt);
 int rvs_nf_local_out(struct net *net, struct sk_buff *skb);
 bool rvs_skb_csum_partial(const struct sk_buff *skb);
 void rvs_tunnel_finish(struct net *net, struct sk_buff *skb, bool outer_v6);
@@ -96,9 +91,6 @@ void rvs_gre_push(struct sk_buff *skb, bool csum, bool inner_v6);
 struct dst_entry;
 void rvs_inet_proto_csum_replace16(__sum16 *sum, struct sk_buff *skb,
 				   const u8 *from, const u8 *to);
-struct dst_entry *rvs_route6_output(struct net *net, const u8 *daddr,
-				    bool known_nh, u8 *saddr);
-bool rvs_dst6_is_local(const struct dst_entry *dst);
 unsigned int rvs_dst_mtu(const struct dst_entry *dst);
 void rvs_skb_set_dst(struct sk_buff *skb, struct dst_entry *dst);
 void rvs_dst_release(struct dst_entry *dst);
@@ -127,6 +119,14 @@ void *rvs_kmem_cache_alloc_atomic(struct kmem_cache *cache);
 
 struct dst_cache;
 struct dst_entry;
+struct in6_addr;
+struct dst_entry *rvs_route_output4(struct net *net, __be32 daddr,
+				    bool known_nh, __be32 *saddr, bool *local);
+struct dst_entry *rvs_route_output6(struct net *net,
+				    const struct in6_addr *daddr, bool known_nh);
+int rvs_dst6_saddr(struct net *net, struct dst_entry *dst,
+		   const struct in6_addr *daddr, struct in6_addr *saddr);
+bool rvs_dst6_is_local(const struct dst_entry *dst);
+struct dst_entry *rvs_rt_dst(struct rtable *rt);
 int rvs_dst_cache_init(struct dst_cache *cache);
 void rvs_dst_cache_reset(struct dst_cache *cache);
-struct dst_entry *rvs_rt_dst(struct rtable *rt);

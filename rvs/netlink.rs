@@ -238,7 +238,7 @@ fn set_config(req: &Request<'_>) -> Result {
         get(ffi::RVS_CMD_ATTR_TIMEOUT_UDP)?,
     );
     let mut ctl = ns.lock();
-    let mut t = *ns.timeouts.get_writer(&mut *ctl);
+    let mut t = *ns.timeouts.get_writer(&*ctl);
     t.set_all(tcp, tcpfin, udp)
         .map_err(|_| req.fail(EINVAL, c"timeout too large"))?;
     ns.timeouts.replace(t, &mut *ctl)?;
@@ -249,8 +249,8 @@ fn set_config(req: &Request<'_>) -> Result {
 fn get_config(req: &Request<'_>) -> Result {
     let ns = state_of(req)?;
     let t = {
-        let mut ctl = ns.lock();
-        *ns.timeouts.get_writer(&mut *ctl)
+        let ctl = ns.lock();
+        *ns.timeouts.get_writer(&*ctl)
     };
     let mut reply = req.reply(ffi::RVS_CMD_SET_CONFIG as u8)?;
     let msg = reply.msg();

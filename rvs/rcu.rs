@@ -115,9 +115,9 @@ impl<T: Send + Sync> RcuCell<T> {
         unsafe { &(*self.ptr.load(Ordering::Acquire)).value }
     }
 
-    /// The current value, for writers: `&mut` access to the owner proves no
+    /// The current value, for writers: the borrowed writer token proves no
     /// concurrent replace, and readers only ever read.
-    pub(crate) fn get_writer<'a>(&'a self, _writer: &'a mut impl WriterToken) -> &'a T {
+    pub(crate) fn get_writer<'a>(&'a self, _writer: &'a impl WriterToken) -> &'a T {
         // SAFETY: as in `get`; the value cannot be replaced while the
         // writer token is borrowed, because `replace` needs it too.
         unsafe { &(*self.ptr.load(Ordering::Acquire)).value }

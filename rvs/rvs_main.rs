@@ -14,9 +14,11 @@ mod datapath;
 mod ffi;
 mod genl;
 mod hooks;
+mod netdev;
 mod netlink;
 mod netns;
 mod rcu;
+mod route;
 mod service;
 mod skb;
 mod state;
@@ -58,6 +60,8 @@ struct Rvs {
     // Field order is drop order: the family goes first so that no request
     // can reach a namespace's state while it is torn down.
     _family: genl::Family<netlink::RvsNetlink>,
+    // Before the namespaces' state, which its events reach.
+    _devices: netdev::DeviceEvents,
     _pernet: netns::Registration<state::NetState>,
     // Last: waits for RCU callbacks (which run this module's code) queued
     // by the teardown above.
@@ -79,10 +83,12 @@ impl kernel::Module for Rvs {
     fn init(module: &'static ThisModule) -> Result<Self> {
         let conn_cache = conn::ConnCache::create()?;
         let pernet = netns::Registration::new()?;
+        let devices = netdev::DeviceEvents::register()?;
         let family = genl::Family::register(&netlink::FAMILY, module)?;
         pr_info!("loaded\n");
         Ok(Rvs {
             _family: family,
+            _devices: devices,
             _pernet: pernet,
             _rcu_barrier: RcuBarrier,
             _conn_cache: conn_cache,

@@ -59,7 +59,7 @@ pub(crate) struct Dest {
     /// Traffic counters.
     pub(crate) stats: Stats,
     /// Output route to this server, cached per CPU.
-    pub(crate) route: crate::skb::RouteCache,
+    pub(crate) route: crate::route::RouteCache,
 }
 
 impl Dest {
@@ -82,7 +82,7 @@ impl Dest {
                 overloaded: AtomicBool::new(false),
                 id: next_dest_id(),
                 stats: Stats::new()?,
-                route: crate::skb::RouteCache::new()?,
+                route: crate::route::RouteCache::new()?,
             },
             GFP_KERNEL,
         )?)
@@ -126,6 +126,14 @@ impl Dest {
     /// The forwarding method for new connections.
     pub(crate) fn fwd(&self) -> FwdMethod {
         config::validate_fwd_method(self.fwd.load(Relaxed)).unwrap_or(FwdMethod::Route)
+    }
+
+    /// Marks the server deleted from its service. Its connections live on
+    /// and route their packets without a cache: no device event would make
+    /// an unlisted server forget a cached route.
+    fn retire(&self, w: &impl WriterToken) {
+        self.removed.store(true, Relaxed);
+        self.route.retire(w);
     }
 
     /// Whether the server was deleted from its service.
@@ -336,6 +344,17 @@ impl Service {
             }
         };
         dests.get(index).cloned()
+    }
+
+    /// The service itself was deleted: its servers, which its connections
+    /// keep using until they expire, no longer cache routes (see
+    /// [`Dest::retire`]; they are not marked removed, so those connections
+    /// carry on).
+    fn retire_dests(&self, w: &impl WriterToken) {
+        self.dests
+            .get_writer(w)
+            .iter()
+            .for_each(|d| d.route.retire(w));
     }
 
     /// Tells the scheduler the real servers changed; with `new`, switches
@@ -581,6 +600,15 @@ impl Services {
         Ok(out)
     }
 
+    /// Calls `f` for every real server of every service (writer side).
+    pub(crate) fn for_each_dest<W: WriterToken>(&self, w: &W, mut f: impl FnMut(&Dest, &W)) {
+        for b in self.buckets.iter() {
+            for svc in b.get_writer(w).map_or(&[][..], |l| &l[..]) {
+                svc.dests.get_writer(w).iter().for_each(|d| f(d, w));
+            }
+        }
+    }
+
     fn find(list: &[Arc<Service>], key: &ServiceKey) -> Option<usize> {
         list.iter().position(|s| s.key == *key)
     }
@@ -648,7 +676,11 @@ impl Services {
         let list = bucket.get_writer(&*w).map_or(&[][..], |l| &l[..]);
         let i = Self::find(list, key).ok_or(cfg(ESRCH, c"no such service"))?;
         let new = copy_without(list, Some(i))?;
+        let gone = list.get(i).cloned();
         bucket.replace((!new.is_empty()).then_some(new), w)?;
+        if let Some(svc) = gone {
+            svc.retire_dests(w);
+        }
         self.count.fetch_sub(1, Relaxed);
         if key.is_fwmark() {
             self.fwmark_services.fetch_sub(1, Relaxed);
@@ -659,9 +691,12 @@ impl Services {
     /// Deletes every service.
     pub(crate) fn flush(&self, w: &mut impl WriterToken) -> Result<(), ModelError> {
         for b in self.buckets.iter() {
-            if b.get_writer(&*w).is_some() {
-                b.replace(None, &mut *w)?;
-            }
+            let Some(list) = b.get_writer(&*w) else {
+                continue;
+            };
+            let gone = copy_without(list, None)?;
+            b.replace(None, &mut *w)?;
+            gone.iter().for_each(|svc| svc.retire_dests(&*w));
         }
         self.count.store(0, Relaxed);
         self.fwmark_services.store(0, Relaxed);
@@ -725,7 +760,7 @@ impl Services {
             .position(|d| d.same(p.af, &p.addr, p.port))
             .ok_or(cfg(ENOENT, c"no such real server"))?;
         if let Some(d) = dests.get(i) {
-            d.removed.store(true, Relaxed);
+            d.retire(&*w);
         }
         let new = copy_without(dests, Some(i))?;
         svc.dests.replace(new, w)?;

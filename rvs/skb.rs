@@ -18,7 +18,6 @@ use crate::rvs_core::icmp::{ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED};
 use crate::rvs_core::packet;
 use core::marker::PhantomData;
 use kernel::prelude::*;
-use kernel::types::Opaque;
 
 /// A packet owned by the netfilter hook that is processing it.
 ///
@@ -221,154 +220,14 @@ impl<'a> Skb<'a> {
     }
 }
 
-/// What [`route_to`] found: the new route's MTU and source address.
-pub(crate) struct RouteInfo {
-    /// Path MTU of the new route.
-    pub(crate) mtu: u32,
-    /// Preferred source address for the route (16-byte form).
-    pub(crate) saddr: [u8; 16],
-}
-
-/// A real server's cached output route, per CPU (the kernel's
-/// `struct dst_cache`, as tunnels use): the packet path reuses it until
-/// routing changes (the route's generation check fails) or the server's
-/// forwarding method changes, instead of a FIB lookup per packet. IPVS
-/// caches its routes per destination the same way.
-///
-/// # Invariants
-///
-/// `cache` was initialized by `dst_cache_init` and is destroyed on drop.
-pub(crate) struct RouteCache {
-    cache: Opaque<ffi::dst_cache>,
-}
-
-// SAFETY: the per-CPU slots are only touched with bottom halves disabled on
-// their own CPU; `reset_ts` is a plain word written by `dst_cache_reset`.
-unsafe impl Send for RouteCache {}
-// SAFETY: as above.
-unsafe impl Sync for RouteCache {}
-
-impl RouteCache {
-    /// An empty cache.
-    pub(crate) fn new() -> Result<Self> {
-        let c = Self {
-            cache: Opaque::uninit(),
-        };
-        // SAFETY: `cache` is valid storage for a `dst_cache`; init fills it
-        // in (it holds no pointer to itself, so moving it later is fine).
-        let ret = unsafe { ffi::rvs_dst_cache_init(c.cache.get()) };
-        if ret != 0 {
-            // Nothing to destroy: keep `Drop` from running on it.
-            core::mem::forget(c);
-            return Err(Error::from_errno(ret));
-        }
-        Ok(c)
+impl Skb<'_> {
+    /// Attaches `route` as the packet's output route, replacing (and
+    /// releasing) the one it had.
+    pub(crate) fn set_route(&mut self, route: crate::route::Route) {
+        // SAFETY: valid skb (invariant); the skb takes over the route's
+        // reference.
+        unsafe { ffi::rvs_skb_set_dst(self.ptr, route.into_raw()) };
     }
-
-    /// Forgets the cached routes (the forwarding method changed).
-    pub(crate) fn reset(&self) {
-        // SAFETY: initialized (invariant); bumps the reset time stamp only.
-        unsafe { ffi::rvs_dst_cache_reset(self.cache.get()) };
-    }
-}
-
-impl Drop for RouteCache {
-    fn drop(&mut self) {
-        // SAFETY: initialized (invariant) and no longer shared (`&mut`).
-        unsafe { ffi::dst_cache_destroy(self.cache.get()) };
-    }
-}
-
-/// Attaches the output route to `daddr` to the packet: the one in `cache`
-/// if it is still valid, else a fresh lookup (then cached). Fails for
-/// unroutable or local destinations (rvs never forwards to its own
-/// addresses). `known_nh`: `daddr` is the next hop even though the packet's
-/// own destination differs (direct routing keeps the VIP as destination but
-/// must reach the real server's MAC).
-pub(crate) fn route_to(
-    net: &Net,
-    skb: &mut Skb<'_>,
-    cache: &RouteCache,
-    af: AddrFamily,
-    daddr: &[u8; 16],
-    known_nh: bool,
-) -> Result<RouteInfo> {
-    match af {
-        AddrFamily::Inet => route_to4(net, skb, cache, addr4(daddr), known_nh),
-        // IPv6 routes are looked up per packet (no cache yet).
-        AddrFamily::Inet6 => route_to6(net, skb, daddr, known_nh),
-    }
-}
-
-fn route_to6(net: &Net, skb: &mut Skb<'_>, daddr: &[u8; 16], known_nh: bool) -> Result<RouteInfo> {
-    let mut saddr = [0u8; 16];
-    // SAFETY: `net` is alive; `daddr` and `saddr` are 16-byte buffers, read
-    // and written by the helper.
-    let dst = unsafe {
-        ffi::rvs_route6_output(net.as_ptr(), daddr.as_ptr(), known_nh, saddr.as_mut_ptr())
-    };
-    if dst.is_null() {
-        return Err(crate::genl::errno(ffi::EHOSTUNREACH));
-    }
-    // SAFETY: `dst` is a referenced route we own.
-    if unsafe { ffi::rvs_dst6_is_local(dst) } {
-        // SAFETY: we own this reference and drop it here.
-        unsafe { ffi::rvs_dst_release(dst) };
-        return Err(EINVAL);
-    }
-    // SAFETY: `dst` is valid; MTU read only.
-    let mtu = unsafe { ffi::rvs_dst_mtu(dst) };
-    // SAFETY: valid skb; the skb takes over our route reference.
-    unsafe { ffi::rvs_skb_set_dst(skb.ptr, dst) };
-    Ok(RouteInfo { mtu, saddr })
-}
-
-fn route_to4(
-    net: &Net,
-    skb: &mut Skb<'_>,
-    cache: &RouteCache,
-    daddr: [u8; 4],
-    known_nh: bool,
-) -> Result<RouteInfo> {
-    // The per-CPU slots need this CPU to stay ours (LOCAL_OUT runs in
-    // process context).
-    let _bh = crate::rcu::BhGuard::new();
-    let mut saddr: u32 = 0;
-    // SAFETY: the cache is initialized; bottom halves are off; `saddr` is a
-    // valid out-pointer. Returns a referenced route or null.
-    let mut rt = unsafe { ffi::dst_cache_get_ip4(cache.cache.get(), &mut saddr) };
-    if rt.is_null() {
-        // SAFETY: `net` is alive; `saddr` is a valid out-pointer.
-        rt = unsafe {
-            ffi::rvs_route_output(
-                net.as_ptr(),
-                u32::from_ne_bytes(daddr),
-                known_nh,
-                &mut saddr,
-            )
-        };
-        if rt.is_null() {
-            return Err(crate::genl::errno(ffi::EHOSTUNREACH));
-        }
-        // SAFETY: `rt` is a referenced route we own.
-        if unsafe { ffi::rvs_rt_is_local(rt) } {
-            // SAFETY: we own this reference and drop it here.
-            unsafe { ffi::rvs_rt_put(rt) };
-            return Err(EINVAL);
-        }
-        // SAFETY: as above; the cache takes a reference of its own.
-        unsafe { ffi::dst_cache_set_ip4(cache.cache.get(), ffi::rvs_rt_dst(rt), saddr) };
-    }
-    // SAFETY: `rt` is valid; MTU read only.
-    let mtu = unsafe { ffi::rvs_rt_mtu(rt) };
-    // SAFETY: valid skb; the skb takes over our route reference.
-    unsafe { ffi::rvs_skb_set_route(skb.ptr, rt) };
-    let mut saddr16 = [0u8; 16];
-    saddr16[..4].copy_from_slice(&saddr.to_ne_bytes());
-    Ok(RouteInfo {
-        mtu,
-        saddr: saddr16,
-    })
 }
 
 /// Sends a routed packet out through netfilter's LOCAL_OUT (so later hooks
@@ -381,7 +240,7 @@ fn route_to4(
 /// `from_wire`: the packet was received (not sent by a local socket), so a
 /// socket that early demux attached to it must be let go first.
 pub(crate) fn local_out(net: &Net, skb: Skb<'_>, af: AddrFamily, from_wire: bool, track: bool) {
-    // SAFETY: valid skb with a route attached by `route_to`; ownership
+    // SAFETY: valid skb with a route attached by `route::route_to`; ownership
     // passes to the output path (the caller returns NF_STOLEN).
     unsafe {
         ffi::rvs_skb_mark_xmit(skb.ptr);

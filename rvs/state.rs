@@ -114,6 +114,13 @@ impl NetState {
         Ok(())
     }
 
+    /// Makes every real server forget its cached routes (a device of the
+    /// namespace went down or away; see `crate::netdev`).
+    pub(crate) fn forget_routes(&self) {
+        let ctl = self.lock();
+        self.services.for_each_dest(&*ctl, |d, w| d.route.forget(w));
+    }
+
     /// Size of the connection table in buckets (0 before activation).
     pub(crate) fn conn_tab_size(&self) -> u32 {
         self.conns().map_or(1 << CONN_TAB_BITS, |c| c.size())

@@ -16,6 +16,7 @@ use crate::ffi;
 use crate::genl::errno;
 use crate::hooks::Verdict;
 use crate::netns::Net;
+use crate::route;
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::packet::{self, IPPROTO_UDP, IP_DF, TCP_CHECK_OFFSET, UDP_CHECK_OFFSET};
 use crate::rvs_core::tunnel::{self, Tunnel};
@@ -76,11 +77,11 @@ pub(crate) fn transmit(
     // (it may differ from the service's), the packet's own otherwise.
     let mut out_af = af;
     let rt = match conn.fwd {
-        FwdMethod::Masq => skb::route_to(net, &mut skb, &conn.dest.route, af, daddr, false),
-        FwdMethod::Route => skb::route_to(net, &mut skb, &conn.dest.route, af, daddr, true),
+        FwdMethod::Masq => route::route_to(net, &mut skb, &conn.dest.route, af, daddr, false),
+        FwdMethod::Route => route::route_to(net, &mut skb, &conn.dest.route, af, daddr, true),
         FwdMethod::Tunnel => {
             out_af = conn.dest.af;
-            skb::route_to(net, &mut skb, &conn.dest.route, out_af, daddr, false)
+            route::route_to(net, &mut skb, &conn.dest.route, out_af, daddr, false)
         }
     };
     let Ok(rt) = rt else {
@@ -146,7 +147,7 @@ pub(crate) fn forward_icmp(
         FwdMethod::Tunnel => conn.dest.af,
         _ => ip.af,
     };
-    let Ok(rt) = skb::route_to(net, &mut skb, &conn.dest.route, out_af, daddr, known_nh) else {
+    let Ok(rt) = route::route_to(net, &mut skb, &conn.dest.route, out_af, daddr, known_nh) else {
         return Verdict::Drop;
     };
     if conn.fwd == FwdMethod::Tunnel {

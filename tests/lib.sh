@@ -431,3 +431,22 @@ link set r0 up
 addr add ${RIP[1]}/24 dev r0
 IP
 }
+
+# direct_rs: readies topo_direct's real server for DR: the VIP on lo, no
+# ARP for it, no reverse-path filter (requests come from the director,
+# replies leave toward the client).
+direct_rs() {
+  nsysctl "${RS[1]}" net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2 \
+    net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
+    net.ipv4.conf.r0.rp_filter=0 net.ipv4.conf.f0.rp_filter=0
+  ip -n "${RS[1]}" addr add $VIP/32 dev lo
+}
+
+# tun_rs: the same for TUN (IPIP): requests arrive on tunl0, and the
+# director only encapsulates (no forwarding, no redirects).
+tun_rs() {
+  ip -n "${RS[1]}" link set tunl0 up 2>/dev/null || { ip -n "${RS[1]}" link add tunl0 type ipip; ip -n "${RS[1]}" link set tunl0 up; }
+  nsysctl "${RS[1]}" net.ipv4.conf.tunl0.rp_filter=0
+  direct_rs
+  nsysctl "$LB" net.ipv4.ip_forward=0 net.ipv4.conf.all.send_redirects=0 net.ipv4.conf.default.send_redirects=0
+}

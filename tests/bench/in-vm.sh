@@ -66,18 +66,6 @@ if [ "${1:-}" = --one ]; then
       fail "iperf3 failed: $(printf '%s' "$out" | tail -3)"
     printf '%s' "$out" | python3 -c 'import json,sys; print("%.1f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 1e6))'
   }
-  direct_rs() {  # real server of topo_direct: VIP on lo, no ARP for it, no rp_filter
-    nsysctl "${RS[1]}" net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2 \
-      net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
-      net.ipv4.conf.r0.rp_filter=0 net.ipv4.conf.f0.rp_filter=0
-    ip -n "${RS[1]}" addr add $VIP/32 dev lo
-  }
-  tun_rs() {
-    ip -n "${RS[1]}" link set tunl0 up 2>/dev/null || { ip -n "${RS[1]}" link add tunl0 type ipip; ip -n "${RS[1]}" link set tunl0 up; }
-    nsysctl "${RS[1]}" net.ipv4.conf.tunl0.rp_filter=0
-    direct_rs
-    nsysctl "$LB" net.ipv4.ip_forward=0 net.ipv4.conf.all.send_redirects=0 net.ipv4.conf.default.send_redirects=0
-  }
   # udp_rate PROTO_FLAGS: sink on RS1 port 9000, 4 flows of 18-byte
   # datagrams from the client for SECS+2 s; prints the sink's packets/s.
   udp_rate() {

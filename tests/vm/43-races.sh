@@ -234,7 +234,10 @@ unloader() {
       echo "# unloader: rmmod took $((EPOCHSECONDS - t0)) s" >&2
       sleep 0.5
       insmod "$RVS_ROOT/rvs.ko" || { echo "# unloader: insmod failed" >&2; bad=$((bad + 1)); break; }
-    elif grep -Eiq 'in use|busy' <<<"$out"; then
+    # "Resource temporarily unavailable" (EAGAIN from delete_module) is
+    # "in use" too: kmod saw no users, but a netlink dump had taken a
+    # reference on the module by the time the kernel tried to stop it.
+    elif grep -Eiq 'in use|busy|temporarily unavailable' <<<"$out"; then
       busy=$((busy + 1))
     else
       echo "# unloader: rmmod failed oddly: $out" >&2

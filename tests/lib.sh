@@ -385,6 +385,22 @@ IP
   nsysctl "$LB" net.ipv4.ip_forward=1
 }
 
+# switch3 SW CL LB RS: a bridge br0 in namespace SW joining c0 in CL, d0
+# in LB and f0 in RS (ports swc, swl, sws), all up; addresses are the
+# caller's.
+switch3() {
+  nsip "$1" <<IP
+link add br0 type bridge
+link set br0 up
+link add swc type veth peer name c0 netns $2
+link add swl type veth peer name d0 netns $3
+link add sws type veth peer name f0 netns $4
+link set swc master br0 up
+link set swl master br0 up
+link set sws master br0 up
+IP
+}
+
 # topo_direct TAG: the DR/TUN topology of the kernel's ipvs.sh, one real server:
 #
 #   switch ns "TAG-sw" with bridge br0 joining:
@@ -401,16 +417,7 @@ topo_direct() {
   RS=("") RIP=("")
   newns RS[1] "$tag-rs1"
   VIP=10.0.100.1 CIP=10.0.0.2 RIP[1]=172.16.0.2
-  nsip "$SW" <<IP
-link add br0 type bridge
-link set br0 up
-link add swc type veth peer name c0 netns $CL
-link add swl type veth peer name d0 netns $LB
-link add sws type veth peer name f0 netns ${RS[1]}
-link set swc master br0 up
-link set swl master br0 up
-link set sws master br0 up
-IP
+  switch3 "$SW" "$CL" "$LB" "${RS[1]}"
   nsip "$CL" <<IP
 link set c0 up
 addr add $CIP/24 dev c0

@@ -15,16 +15,7 @@ VIP=2001:db8:100::1
 #   lb d1 2001:db8:16::1/64 ---- rs r0 2001:db8:16::2/64 (RIP6), 172.16.0.1/24 -- 172.16.0.2/24 (RIP4)
 newns SW sw; newns DCL dcl; newns DLB dlb; newns DRS drs
 RIP6=2001:db8:16::2 RIP4=172.16.0.2
-nsip "$SW" <<IP
-link add br0 type bridge
-link set br0 up
-link add swc type veth peer name c0 netns $DCL
-link add swl type veth peer name d0 netns $DLB
-link add sws type veth peer name f0 netns $DRS
-link set swc master br0 up
-link set swl master br0 up
-link set sws master br0 up
-IP
+switch3 "$SW" "$DCL" "$DLB" "$DRS"
 nsip "$DCL" <<IP
 link set c0 up
 addr add 2001:db8:a::2/64 dev c0 nodad

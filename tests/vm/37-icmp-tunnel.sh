@@ -17,16 +17,7 @@ adm_init rr
 mk_test_tmp
 newns SW itn-sw; newns CL itn-cl; newns LB itn-lb; newns RT itn-rt; newns RS itn-rs
 VIP=10.0.100.1 RIP=172.16.1.2 PATH_MTU=1400
-nsip "$SW" <<IP
-link add br0 type bridge
-link set br0 up
-link add swc type veth peer name c0 netns $CL
-link add swl type veth peer name d0 netns $LB
-link add sws type veth peer name f0 netns $RS
-link set swc master br0 up
-link set swl master br0 up
-link set sws master br0 up
-IP
+switch3 "$SW" "$CL" "$LB" "$RS"
 nsip "$CL" <<IP
 link set c0 up
 addr add 10.0.0.2/24 dev c0

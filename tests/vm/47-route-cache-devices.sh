@@ -19,16 +19,7 @@
 adm_init rr
 VIP4=10.0.100.1 VIP6=2001:db8:100::1
 newns SW sw; newns LNK lnk; newns CL cl; newns LB lb; newns RS rs; newns RSN rsn
-nsip "$SW" <<IP
-link add br0 type bridge
-link set br0 up
-link add swc type veth peer name c0 netns $CL
-link add swl type veth peer name d0 netns $LB
-link add sws type veth peer name f0 netns $RS
-link set swc master br0 up
-link set swl master br0 up
-link set sws master br0 up
-IP
+switch3 "$SW" "$CL" "$LB" "$RS"
 nsip "$LNK" <<IP
 link add br1 type bridge
 link set br1 up

@@ -460,7 +460,7 @@ impl ConnTable {
     /// A table of `1 << bits` buckets.
     pub(crate) fn new(bits: u32) -> Result<Self> {
         let n = 1usize << bits;
-        // 2^16 pointers is 512 KiB: kvmalloc, so it need not be contiguous.
+        // 2^18 pointers are 2 MiB: kvmalloc, so it need not be contiguous.
         // Charged to the memory cgroup of whoever adds the namespace's first
         // service: root of a user namespace may do so (GENL_UNS_ADMIN_PERM),
         // and a namespace per container must not be free kernel memory.
@@ -753,8 +753,8 @@ impl ConnTable {
         self.sweep_bucket_locked(bucket, doomed)
     }
 
-    /// Evicts the embryonic entry idle longest among the
-    /// `EVICT_SCAN_BUCKETS` buckets that share `bucket`'s stripe lock,
+    /// Evicts the embryonic entry idle longest among the buckets that share
+    /// `bucket`'s stripe lock (`defense::evict_scan_buckets`),
     /// starting at `bucket` (stopping early after `EVICT_SCAN_ENTRIES`
     /// entries once there is a candidate). The caller holds that lock.
     /// Returns whether one went.
@@ -764,7 +764,7 @@ impl ConnTable {
         let mut victim: Option<(usize, *const Conn, u32)> = None;
         let mut seen = 0usize;
         let mut b = bucket;
-        for _ in 0..defense::EVICT_SCAN_BUCKETS {
+        for _ in 0..defense::evict_scan_buckets(n, LOCK_STRIPES) {
             if seen >= defense::EVICT_SCAN_ENTRIES && victim.is_some() {
                 break;
             }
@@ -936,8 +936,17 @@ impl ConnTable {
         removed
     }
 
-    /// Removes every entry (namespace teardown, flush).
+    /// Removes every entry (a flush). Flushes of an empty table are
+    /// common (every `-C`, and the `-R` of a fresh director): up to 2^20
+    /// buckets need not be looked at then.
     pub(crate) fn clear(&self) {
+        if self.count() != 0 {
+            self.sweep_all();
+        }
+    }
+
+    /// Removes every entry, whatever the count says (teardown).
+    fn sweep_all(&self) {
         for b in 0..self.buckets.len() {
             self.sweep_bucket(b, |_| true);
         }
@@ -978,7 +987,7 @@ impl ConnTable {
 
 impl Drop for ConnTable {
     fn drop(&mut self) {
-        self.clear();
+        self.sweep_all();
     }
 }
 

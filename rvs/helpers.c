@@ -4,6 +4,7 @@
  * C API made callable from Rust. Keep each one a single call; rvs's logic is
  * in Rust.
  */
+#include <linux/moduleparam.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <net/dst_cache.h>
@@ -30,6 +31,21 @@
 #include <linux/percpu.h>
 
 #include "helpers.h"
+
+/*
+ * Module parameter, as IPVS's: log2 of the bucket count of each network
+ * namespace's connection table. A macro, so it lives here; the module's
+ * init checks the range (rvs_core::config::validate_conn_tab_bits).
+ */
+static unsigned int conn_tab_bits = RVS_CONN_TAB_BITS_DEFAULT;
+module_param(conn_tab_bits, uint, 0444);
+MODULE_PARM_DESC(conn_tab_bits,
+		 "log2 of each network namespace's connection table size, 8 to 20 (default 18: 262144 buckets, 2 MiB)");
+
+unsigned int rvs_conn_tab_bits(void)
+{
+	return conn_tab_bits;
+}
 
 void *rvs_net_generic(const struct net *net, unsigned int id)
 {

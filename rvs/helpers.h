@@ -11,6 +11,10 @@
 
 struct net;
 
+/* The conn_tab_bits module parameter's default. */
+#define RVS_CONN_TAB_BITS_DEFAULT 18
+unsigned int rvs_conn_tab_bits(void);
+
 void *rvs_net_generic(const struct net *net, unsigned int id);
 struct net *rvs_netdev_event_net(void *info);
 void rvs_rcu_read_lock(void);

@@ -81,11 +81,20 @@ impl Drop for RcuBarrier {
 
 impl kernel::Module for Rvs {
     fn init(module: &'static ThisModule) -> Result<Self> {
+        let bits = state::conn_tab_bits();
+        if let Err(e) = rvs_core::config::validate_conn_tab_bits(bits) {
+            pr_err!(
+                "conn_tab_bits={}: {}\n",
+                bits,
+                e.msg.to_str().unwrap_or("out of range")
+            );
+            return Err(Error::from_errno(-e.errno));
+        }
         let conn_cache = conn::ConnCache::create()?;
         let pernet = netns::Registration::new()?;
         let devices = netdev::DeviceEvents::register()?;
         let family = genl::Family::register(&netlink::FAMILY, module)?;
-        pr_info!("loaded\n");
+        pr_info!("loaded (connection tables of {} buckets)\n", 1u32 << bits);
         Ok(Rvs {
             _family: family,
             _devices: devices,

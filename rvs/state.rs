@@ -21,8 +21,16 @@ use kernel::prelude::*;
 use kernel::sync::{new_mutex, Mutex};
 use kernel::types::Opaque;
 
-/// log2 of the connection table's bucket count (IPVS's default is 12).
-pub(crate) const CONN_TAB_BITS: u32 = 16;
+/// log2 of each namespace's connection table's bucket count: the
+/// `conn_tab_bits` module parameter (IPVS's has the same name; its one
+/// table, shared by every namespace, has 2^12 buckets by default, where
+/// a million connections make chains of 256). Checked when the module
+/// loads; read-only after that.
+pub(crate) fn conn_tab_bits() -> u32 {
+    // SAFETY: reads a module parameter that nothing writes after load
+    // (permissions 0444).
+    unsafe { ffi::rvs_conn_tab_bits() }
+}
 /// How often expired connections are collected, in seconds.
 const GC_PERIOD_SECS: u32 = 1;
 
@@ -102,7 +110,7 @@ impl NetState {
     /// added.
     pub(crate) fn activate(&self, ctl: &mut Ctl, net: &Net) -> Result {
         if self.conns.load(Ordering::Acquire).is_null() {
-            let table = KBox::new(ConnTable::new(CONN_TAB_BITS)?, GFP_KERNEL)?;
+            let table = KBox::new(ConnTable::new(conn_tab_bits())?, GFP_KERNEL)?;
             self.conns.store(KBox::into_raw(table), Ordering::Release);
             self.schedule_gc();
         }
@@ -123,7 +131,7 @@ impl NetState {
 
     /// Size of the connection table in buckets (0 before activation).
     pub(crate) fn conn_tab_size(&self) -> u32 {
-        self.conns().map_or(1 << CONN_TAB_BITS, |c| c.size())
+        self.conns().map_or(1 << conn_tab_bits(), |c| c.size())
     }
 
     /// The flood settings (`conn_max`, `drop_entry`, `secure_tcp`) now.

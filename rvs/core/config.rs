@@ -86,6 +86,27 @@ impl AddrFamily {
     }
 }
 
+/// Smallest `conn_tab_bits` (log2 of a namespace's connection table's
+/// bucket count; the module parameter): IPVS's lower bound.
+pub const CONN_TAB_BITS_MIN: u32 = 8;
+/// Largest `conn_tab_bits`: 2^20 buckets are 8 MiB of pointers for each
+/// namespace that configures rvs (IPVS's one table, shared by all
+/// namespaces, may grow to 2^27 on 64-bit machines with the RAM for it).
+pub const CONN_TAB_BITS_MAX: u32 = 20;
+
+/// Checks the `conn_tab_bits` module parameter: rvs refuses to load with
+/// a size it will not use, rather than silently clamping it as IPVS does.
+pub fn validate_conn_tab_bits(bits: u32) -> Result<u32, ConfigError> {
+    if (CONN_TAB_BITS_MIN..=CONN_TAB_BITS_MAX).contains(&bits) {
+        Ok(bits)
+    } else {
+        Err(ConfigError::new(
+            ERANGE,
+            c"conn_tab_bits must be from 8 to 20",
+        ))
+    }
+}
+
 /// Checks a service's or destination's address family (IPv4 or IPv6).
 pub fn validate_af(af: u16) -> Result<AddrFamily, ConfigError> {
     match af {
@@ -347,6 +368,17 @@ pub fn port_mapping_allowed(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn conn_tab_bits_range() {
+        assert_eq!(validate_conn_tab_bits(8), Ok(8));
+        assert_eq!(validate_conn_tab_bits(18), Ok(18));
+        assert_eq!(validate_conn_tab_bits(20), Ok(20));
+        for bad in [0, 7, 21, 32, u32::MAX] {
+            let e = validate_conn_tab_bits(bad).unwrap_err();
+            assert_eq!(e.errno, ERANGE);
+        }
+    }
 
     #[test]
     fn af() {

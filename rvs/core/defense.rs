@@ -41,11 +41,16 @@ pub const SECURE_TCP_MAX: u32 = 60;
 /// evicts it, so a handshake in progress (one round trip) is never cut.
 pub const DROP_MIN_IDLE_SECS: u32 = 1;
 /// How many buckets sharing the new entry's lock stripe an insert into a
-/// full table searches for an embryonic entry to evict (1024 is a whole
-/// stripe of the 65536-bucket table, so a sparse table still finds one).
-pub const EVICT_SCAN_BUCKETS: usize = 1024;
-/// ... and stops scanning once it has looked at this many entries and has
-/// a candidate, which bounds the work in a crowded table.
+/// full table searches for an embryonic entry to evict: the whole stripe
+/// of a table of `buckets` buckets split into `stripes`, so that a sparse
+/// table (a small `conn_max` in a large table) still finds one; empty
+/// buckets cost one load each.
+pub fn evict_scan_buckets(buckets: usize, stripes: usize) -> usize {
+    buckets.checked_div(stripes).unwrap_or(buckets).max(1)
+}
+
+/// ... and an insert stops scanning once it has looked at this many
+/// entries and has a candidate, which bounds the work in a crowded table.
 pub const EVICT_SCAN_ENTRIES: usize = 32;
 /// At most one "table full" warning per namespace this often, in seconds.
 pub const FULL_LOG_INTERVAL_SECS: u32 = 10;
@@ -191,5 +196,13 @@ mod tests {
         assert!(may_log(100, 1100, 1000));
         assert!(may_log(u64::MAX - 10, 990, 1000), "wraps");
         assert!(!may_log(u64::MAX - 10, 980, 1000));
+    }
+
+    #[test]
+    fn eviction_scans_a_whole_stripe() {
+        assert_eq!(evict_scan_buckets(1 << 18, 64), 4096);
+        assert_eq!(evict_scan_buckets(1 << 16, 64), 1024);
+        assert_eq!(evict_scan_buckets(32, 64), 1);
+        assert_eq!(evict_scan_buckets(1 << 8, 0), 256);
     }
 }

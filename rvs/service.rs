@@ -364,10 +364,23 @@ impl Service {
         dests: &DestList,
         new: Option<(SchedKind, u32)>,
     ) -> Result<(), ModelError> {
-        let mut views = KVec::new();
-        for d in dests.iter() {
-            views.push(d.view(), GFP_KERNEL)?;
-        }
+        // Most services have few servers: their views fit on the stack.
+        let mut stack = [DestView::default(); STACK_VIEWS];
+        let mut heap = KVec::new();
+        let views: &[DestView] = if dests.len() <= STACK_VIEWS {
+            let v = stack
+                .get_mut(..dests.len())
+                .ok_or(ModelError::Kernel(EINVAL))?;
+            for (v, d) in v.iter_mut().zip(dests.iter()) {
+                *v = d.view();
+            }
+            v
+        } else {
+            for d in dests.iter() {
+                heap.push(d.view(), GFP_KERNEL)?;
+            }
+            &heap[..]
+        };
         // lblc/lblcr keep what they learnt when the service is edited
         // without changing its scheduler (as IPVS keeps its scheduler).
         let current = lock_bh(&self.sched).state.kind();
@@ -382,7 +395,7 @@ impl Service {
             let old = replacement.map(|r| core::mem::replace(s, r));
             // The mh rebuild (~100 us) runs with bottom halves off; a lookup
             // waits at most that long, and only on configuration changes.
-            s.state.dests_changed_with(&views, s.mh.as_deref_mut());
+            s.state.dests_changed_with(views, s.mh.as_deref_mut());
             old
         };
         // Free the old tables (up to 72 KiB) outside the lock.
@@ -504,13 +517,16 @@ impl Services {
         self.count.load(Relaxed)
     }
 
-    /// Updates every service's and real server's rate estimates (from the
-    /// namespace's periodic worker).
-    pub(crate) fn estimate(&self, elapsed: u64, hz: u64) {
+    /// Updates the rate estimates of the services (and their real servers)
+    /// in every other bucket, starting at bucket `half` (0 or 1): the
+    /// namespace's periodic worker alternates the halves; `elapsed` is the
+    /// time since that half's last estimate.
+    pub(crate) fn estimate(&self, half: usize, elapsed: u64, hz: u64) {
         if self.count() == 0 {
             return;
         }
-        for (i, b) in self.buckets.iter().enumerate() {
+        let buckets = self.buckets.iter().enumerate().skip(half).step_by(2);
+        for (n, (_, b)) in buckets.enumerate() {
             {
                 let g = ReadGuard::new();
                 for svc in b.get(&g).map_or(&[][..], |l| &l[..]) {
@@ -520,7 +536,7 @@ impl Services {
                     }
                 }
             }
-            if i % 512 == 511 {
+            if n % 512 == 511 {
                 // SAFETY: process context (the worker), no locks or RCU
                 // read section held here.
                 unsafe { crate::ffi::rvs_cond_resched() };
@@ -690,13 +706,13 @@ impl Services {
 
     /// Deletes every service.
     pub(crate) fn flush(&self, w: &mut impl WriterToken) -> Result<(), ModelError> {
+        // No server needs to retire its route cache (see `delete`): the
+        // caller clears every connection too, so the servers are freed,
+        // caches and all, a grace period from now.
         for b in self.buckets.iter() {
-            let Some(list) = b.get_writer(&*w) else {
-                continue;
-            };
-            let gone = copy_without(list, None)?;
-            b.replace(None, &mut *w)?;
-            gone.iter().for_each(|svc| svc.retire_dests(&*w));
+            if b.get_writer(&*w).is_some() {
+                b.replace(None, &mut *w)?;
+            }
         }
         self.count.store(0, Relaxed);
         self.fwmark_services.store(0, Relaxed);

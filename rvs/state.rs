@@ -59,8 +59,11 @@ pub(crate) struct NetState {
     stopping: AtomicBool,
     /// Connections removed by the collector so far (diagnostics).
     pub(crate) collected: AtomicU32,
-    /// Jiffies of the last rate estimate.
-    last_estimate: AtomicU64,
+    /// Jiffies of the last rate estimate of each half of the services
+    /// (see [`NetState::collect`]).
+    last_estimate: [AtomicU64; 2],
+    /// Collector runs so far: picks the half whose rates are estimated.
+    ticks: AtomicU64,
 }
 
 // SAFETY: `net` is only used while the namespace is alive (this state is
@@ -159,10 +162,16 @@ impl NetState {
             let n = conns.collect(self.limits(), nodest);
             self.collected.fetch_add(n, Ordering::Relaxed);
         }
-        let now = crate::conn::jiffies();
-        let elapsed = now.wrapping_sub(self.last_estimate.swap(now, Ordering::Relaxed));
-        self.services
-            .estimate(elapsed, crate::conn::secs_to_jiffies(1));
+        // Rates are estimated every 2 s, IPVS's interval (and smoothing:
+        // `ipvsadm --rate` reads the same on both), half of the services at
+        // each run, so that a large configuration's work is spread.
+        let half = (self.ticks.fetch_add(1, Ordering::Relaxed) % 2) as usize;
+        if let Some(last) = self.last_estimate.get(half) {
+            let now = crate::conn::jiffies();
+            let elapsed = now.wrapping_sub(last.swap(now, Ordering::Relaxed));
+            self.services
+                .estimate(half, elapsed, crate::conn::secs_to_jiffies(1));
+        }
         self.schedule_gc();
     }
 }
@@ -200,7 +209,8 @@ impl PernetState for NetState {
                 gc: Opaque::uninit(),
                 stopping: AtomicBool::new(false),
                 collected: AtomicU32::new(0),
-                last_estimate: AtomicU64::new(crate::conn::jiffies()),
+                last_estimate: [(); 2].map(|()| AtomicU64::new(crate::conn::jiffies())),
+                ticks: AtomicU64::new(0),
             }),
             GFP_KERNEL,
         )?;

@@ -189,23 +189,38 @@ def write_md(path, meta, res, elapsed, cpus):
         f.write("\n".join(L))
 
 
-def png_bars(path, labels, ratios):
-    """A bar chart of the ratios: matplotlib if available, else a plain PNG."""
+def rvs_wins(ratio, better):
+    """Whether a ratio rvs/IPVS favours rvs: True, False, "even" within 5%
+    of parity (less than a quiet host's spread between samples), None when
+    there is no ratio."""
+    if ratio is None:
+        return None
+    if abs(ratio - 1.0) < 0.05:
+        return "even"
+    return ratio > 1.0 if better == "higher" else ratio < 1.0
+
+
+def png_bars(path, labels, ratios, betters):
+    """A bar chart of the ratios, green where rvs does better, red where
+    IPVS does (the metric's "better" direction decides), grey within 5% of
+    parity: matplotlib if available, else a plain PNG with the same
+    colours."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return plain_png(path, ratios)
-    fig, ax = plt.subplots(figsize=(9, 4.5))
+        return plain_png(path, ratios, betters)
+    fig, ax = plt.subplots(figsize=(12, 5))
     vals = [r if r is not None else 0 for r in ratios]
-    colors = ["#4c72b0" if r is not None else "#cccccc" for r in ratios]
+    colors = [{True: "#55a868", False: "#c44e52", "even": "#8c8c8c", None: "#cccccc"}[rvs_wins(r, b)]
+              for r, b in zip(ratios, betters)]
     ax.bar(range(len(vals)), vals, color=colors)
     ax.axhline(1.0, color="black", linewidth=1, linestyle="--")
     ax.set_xticks(range(len(vals)))
     ax.set_xticklabels(labels, rotation=30, ha="right")
     ax.set_ylabel("rvs / IPVS (median)")
-    ax.set_title("rvs vs IPVS: ratio of medians (1.0 = parity; n/a bars empty)")
+    ax.set_title("rvs vs IPVS: ratio of medians; green: rvs better, red: IPVS better, grey: within 5%")
     for i, r in enumerate(ratios):
         ax.text(i, (r or 0) + 0.02, "%.2f" % r if r is not None else "n/a", ha="center", fontsize=8)
     fig.tight_layout()
@@ -213,15 +228,16 @@ def png_bars(path, labels, ratios):
     return True
 
 
-def plain_png(path, ratios):
+def plain_png(path, ratios, betters):
     w, h, bw = 60 * max(len(ratios), 1), 300, 40
     top = max([r for r in ratios if r] + [1.2]) * 1.1
     px = [[(255, 255, 255)] * w for _ in range(h)]
-    for i, r in enumerate(ratios):
+    for i, (r, b) in enumerate(zip(ratios, betters)):
         bar = int(h * (r or 0) / top)
+        colour = {True: (85, 168, 104), False: (196, 78, 82)}.get(rvs_wins(r, b), (140, 140, 140))
         for y in range(h - bar, h):
             for x in range(i * 60 + 10, i * 60 + 10 + bw):
-                px[y][x] = (76, 114, 176)
+                px[y][x] = colour
     one = h - int(h / top)
     for x in range(w):
         px[one][x] = (0, 0, 0)
@@ -247,7 +263,7 @@ def main():
                    "results": res}, f, indent=1)
         f.write("\n")
     png_bars(os.path.join(out, "ratios.png"), [r["scenario"] for r in res],
-             [r["ratio_rvs_ipvs"] for r in res])
+             [r["ratio_rvs_ipvs"] for r in res], [r["better"] for r in res])
     w = max(len(r["scenario"]) for r in res)
     print("%-*s %12s %12s %7s  %s" % (w, "scenario", "IPVS", "rvs", "ratio", "unit"))
     for r in res:

@@ -120,7 +120,10 @@ def summarise(rows):
             res[eng + "_failed"] = 0 if na else sum(1 for r in mrows if r[1] == eng and r[3] == "NA")
             res[eng + "_median"] = statistics.median(vals) if vals else None
         a, b = res["ipvs_median"], res["rvs_median"]
-        res["ratio_rvs_ipvs"] = (b / a) if (a and b is not None) else None
+        # A ratio of a negative median (an *-engine-ns difference lost in
+        # noise) says nothing: n/a, as when one side has no number.
+        ok = a is not None and b is not None and a > 0 and b >= 0
+        res["ratio_rvs_ipvs"] = (b / a) if ok else None
         res["rounds"] = max(len(res["ipvs_samples"]), len(res["rvs_samples"]))
         out.append(res)
     return out

@@ -195,6 +195,40 @@ pub(crate) type DestList = KVec<Arc<Dest>>;
 /// services fall back to one atomic allocation per new connection.
 const STACK_VIEWS: usize = 32;
 
+/// The scheduler's view of a service's servers: on the stack for up to
+/// [`STACK_VIEWS`] of them (most services), in one allocation beyond.
+struct DestViews {
+    stack: [DestView; STACK_VIEWS],
+    heap: KVec<DestView>,
+}
+
+impl DestViews {
+    fn new() -> Self {
+        Self {
+            stack: [DestView::default(); STACK_VIEWS],
+            heap: KVec::new(),
+        }
+    }
+
+    /// The views of `dests`, in their order; `None` if more than
+    /// `STACK_VIEWS` of them and no memory (`gfp`).
+    fn of(&mut self, dests: &[Arc<Dest>], gfp: kernel::alloc::Flags) -> Option<&mut [DestView]> {
+        let views = if dests.len() <= STACK_VIEWS {
+            self.stack.get_mut(..dests.len())?
+        } else {
+            self.heap.reserve(dests.len(), gfp).ok()?;
+            for _ in 0..dests.len() {
+                self.heap.push(DestView::default(), gfp).ok()?;
+            }
+            &mut self.heap[..]
+        };
+        for (v, d) in views.iter_mut().zip(dests.iter()) {
+            *v = d.view();
+        }
+        Some(views)
+    }
+}
+
 /// A service's scheduler: its state and, for mh, its lookup table, for
 /// lblc/lblcr their address table.
 struct Scheduler {
@@ -317,24 +351,11 @@ impl Service {
     /// available (all weight 0, overloaded, or no servers).
     pub(crate) fn schedule(&self, g: &ReadGuard, flow: &Flow) -> Option<Arc<Dest>> {
         let dests = self.dests.get(g);
-        let n = dests.len();
-        if n == 0 {
+        if dests.is_empty() {
             return None;
         }
-        let mut stack = [DestView::default(); STACK_VIEWS];
-        let mut heap = KVec::new();
-        let views: &mut [DestView] = if n <= STACK_VIEWS {
-            stack.get_mut(..n)?
-        } else {
-            heap.reserve(n, GFP_ATOMIC).ok()?;
-            for _ in 0..n {
-                heap.push(DestView::default(), GFP_ATOMIC).ok()?;
-            }
-            &mut heap[..]
-        };
-        for (v, d) in views.iter_mut().zip(dests.iter()) {
-            *v = d.view();
-        }
+        let mut buf = DestViews::new();
+        let views = buf.of(dests, GFP_ATOMIC)?;
         let now = now_secs();
         let index = {
             let s = &mut *lock_bh(&self.sched);
@@ -364,23 +385,10 @@ impl Service {
         dests: &DestList,
         new: Option<(SchedKind, u32)>,
     ) -> Result<(), ModelError> {
-        // Most services have few servers: their views fit on the stack.
-        let mut stack = [DestView::default(); STACK_VIEWS];
-        let mut heap = KVec::new();
-        let views: &[DestView] = if dests.len() <= STACK_VIEWS {
-            let v = stack
-                .get_mut(..dests.len())
-                .ok_or(ModelError::Kernel(EINVAL))?;
-            for (v, d) in v.iter_mut().zip(dests.iter()) {
-                *v = d.view();
-            }
-            v
-        } else {
-            for d in dests.iter() {
-                heap.push(d.view(), GFP_KERNEL)?;
-            }
-            &heap[..]
-        };
+        let mut buf = DestViews::new();
+        let views: &[DestView] = buf
+            .of(dests, GFP_KERNEL)
+            .ok_or(ModelError::Kernel(ENOMEM))?;
         // lblc/lblcr keep what they learnt when the service is edited
         // without changing its scheduler (as IPVS keeps its scheduler).
         let current = lock_bh(&self.sched).state.kind();

@@ -132,7 +132,8 @@ impl NetState {
         self.services.for_each_dest(&*ctl, |d, w| d.route.forget(w));
     }
 
-    /// Size of the connection table in buckets (0 before activation).
+    /// Size of the connection table in buckets (before activation, the
+    /// size it will have).
     pub(crate) fn conn_tab_size(&self) -> u32 {
         self.conns().map_or(1 << conn_tab_bits(), |c| c.size())
     }

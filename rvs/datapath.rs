@@ -210,6 +210,16 @@ pub(crate) fn handle(
     let Some(conns) = ns.conns() else {
         return Verdict::Accept;
     };
+    // The stack reassembles IPv4 fragments only for local delivery: at
+    // FORWARD a fragmented NAT reply would be translated in its first
+    // fragment only (the one with the ports), and the client would get
+    // the rest from the real server's address. Gathered first, as IPVS.
+    if point == HookPoint::ForwardReply && af == AddrFamily::Inet && is_l4_fragment(&mut skb) {
+        match skb.gather_fragments(net) {
+            Some(whole) => skb = whole,
+            None => return Verdict::Stolen,
+        }
+    }
     let Some(pkt) = parse(&mut skb, af) else {
         return icmp_error(point, af, conns, net, skb);
     };
@@ -220,6 +230,16 @@ pub(crate) fn handle(
         }
         HookPoint::LocalInReply | HookPoint::ForwardReply => reply(ns, conns, skb, &pkt, &g),
     }
+}
+
+/// Whether an IPv4 packet is a fragment of a TCP or UDP packet.
+fn is_l4_fragment(skb: &mut Skb<'_>) -> bool {
+    // Fragment field (bytes 6-7), TTL, protocol (byte 9).
+    let Some(&[f0, f1, _, proto]) = skb.header(20).and_then(|h| h.get(6..10)) else {
+        return false;
+    };
+    let frag = u16::from_be_bytes([f0, f1]);
+    frag & (packet::IP_MF | packet::IP_OFFSET) != 0 && (proto == IPPROTO_TCP || proto == IPPROTO_UDP)
 }
 
 fn request(

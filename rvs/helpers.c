@@ -26,6 +26,8 @@
 #include <net/route.h>
 #include <net/dst.h>
 #include <net/netfilter/nf_conntrack.h>
+#include <net/netfilter/nf_conntrack_core.h>
+#include <net/netfilter/ipv6/nf_defrag_ipv6.h>
 #include <net/udp.h>
 #include <net/gre.h>
 #include <linux/percpu.h>
@@ -217,6 +219,19 @@ bool rvs_skb_is_gso(const struct sk_buff *skb)
 }
 
 /*
+ * The largest fragment a packet reassembled by netfilter's defragmentation
+ * came in (0 for a packet that was never fragmented): IPCB / IP6CB.
+ */
+u16 rvs_skb_frag_max_size(const struct sk_buff *skb, bool v6)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	if (v6)
+		return IP6CB(skb)->frag_max_size;
+#endif
+	return IPCB(skb)->frag_max_size;
+}
+
+/*
  * rvs marks the packets it transmits so its hooks pass them when they
  * re-enter netfilter, the way IPVS does: skb->ipvs_property exists only
  * with CONFIG_IP_VS (y or m). See Documentation/architecture.md.
@@ -270,6 +285,79 @@ void rvs_ct_reply_from(struct sk_buff *skb, const u8 *addr, __be16 port)
 		t.src.u.all = port;
 	nf_conntrack_alter_reply(ct, &t);
 #endif
+}
+
+/*
+ * A tracked packet that was just encapsulated: its entry (the inner
+ * connection's) is confirmed, then detached, so that the outer packet is
+ * tracked as a connection of its own and NAT rules apply to the outer
+ * headers (IPVS's ip_vs_tunnel_xmit_prepare). Returns the verdict of the
+ * confirmation: NF_ACCEPT, or NF_DROP if it failed.
+ */
+int rvs_ct_confirm_detach(struct sk_buff *skb)
+{
+#if IS_ENABLED(CONFIG_NF_CONNTRACK)
+	int ret = nf_conntrack_confirm(skb);
+
+	if (ret != NF_ACCEPT)
+		return ret;
+	nf_reset_ct(skb);
+#endif
+	return NF_ACCEPT;
+}
+
+/*
+ * IPv4 fragments seen at FORWARD, which the stack reassembles only for
+ * local delivery (or conntrack): gathered into the whole packet, as IPVS
+ * does for its replies (ip_vs_gather_frags). 0: @skb is now the whole
+ * packet; otherwise it was queued or freed and is no longer the caller's.
+ */
+int rvs_ip_defrag_forward(struct net *net, struct sk_buff *skb)
+{
+	int err;
+
+	local_bh_disable();
+	err = ip_defrag(net, skb, IP_DEFRAG_VS_FWD);
+	local_bh_enable();
+	if (!err)
+		ip_send_check(ip_hdr(skb));
+	return err;
+}
+
+/*
+ * IPv6 fragments reach LOCAL_IN one by one (the stack reassembles after
+ * it): netfilter's IPv6 defragmentation at PREROUTING, enabled per
+ * namespace while it has IPv6 services, gives rvs whole packets.
+ */
+int rvs_defrag6_enable(struct net *net)
+{
+#if IS_ENABLED(CONFIG_NF_DEFRAG_IPV6)
+	return nf_defrag_ipv6_enable(net);
+#else
+	return 0;
+#endif
+}
+
+void rvs_defrag6_disable(struct net *net)
+{
+#if IS_ENABLED(CONFIG_NF_DEFRAG_IPV6)
+	nf_defrag_ipv6_disable(net);
+#endif
+}
+
+/*
+ * A packet about to be sent on (not delivered here), as ip_forward() and
+ * IPVS prepare one: a checksum the receiving device computed over the
+ * packet as it arrived does not describe what leaves, and a receive
+ * timestamp is no departure time (the fq qdisc drops a packet whose stamp
+ * lies beyond its horizon). Locally sent packets (no device yet) keep the
+ * socket's departure time.
+ */
+void rvs_skb_forward_prepare(struct sk_buff *skb)
+{
+	skb_forward_csum(skb);
+	if (skb->dev)
+		skb_clear_tstamp(skb);
 }
 
 void rvs_skb_orphan(struct sk_buff *skb)
@@ -372,11 +460,11 @@ void rvs_dst_release(struct dst_entry *dst)
 	dst_release(dst);
 }
 
-void rvs_icmp6_send_too_big(struct net *net, struct sk_buff *skb, u32 mtu)
+void rvs_icmp6_send(struct net *net, struct sk_buff *skb, u8 type, u8 code, u32 info)
 {
 	if (!skb->dev)
 		skb->dev = net->loopback_dev;
-	icmpv6_send(skb, ICMPV6_PKT_TOOBIG, 0, mtu);
+	icmpv6_send(skb, type, code, info);
 }
 
 int rvs_nf_local_out6(struct net *net, struct sk_buff *skb)
@@ -461,7 +549,9 @@ void rvs_gre_push(struct sk_buff *skb, bool csum, bool inner_v6)
 
 struct rvs_cpu_stats *rvs_stats_alloc(void)
 {
-	return (struct rvs_cpu_stats __force *)alloc_percpu(struct rvs_cpu_stats);
+	/* Charged to the configuring task's memory cgroup (see privileges.md). */
+	return (struct rvs_cpu_stats __force *)alloc_percpu_gfp(struct rvs_cpu_stats,
+							       GFP_KERNEL_ACCOUNT);
 }
 
 void rvs_stats_free(struct rvs_cpu_stats *stats)
@@ -509,7 +599,12 @@ void rvs_stats_sum(struct rvs_cpu_stats *stats, struct rvs_cpu_stats *out)
 struct kmem_cache *rvs_kmem_cache_create(const char *name, unsigned int size,
 					 unsigned int align)
 {
-	return kmem_cache_create(name, size, align, SLAB_NO_MERGE, NULL);
+	/*
+	 * Accounted: an entry made in a task's context (a client on the
+	 * director, LOCAL_OUT) is charged to its memory cgroup; entries made
+	 * in softirq context have none to charge (bounded by conn_max).
+	 */
+	return kmem_cache_create(name, size, align, SLAB_NO_MERGE | SLAB_ACCOUNT, NULL);
 }
 
 void *rvs_kmem_cache_alloc_atomic(struct kmem_cache *cache)

@@ -65,6 +65,7 @@ bool rvs_pskb_may_pull(struct sk_buff *skb, unsigned int len);
 unsigned int rvs_skb_headlen(const struct sk_buff *skb);
 unsigned char *rvs_skb_data(const struct sk_buff *skb);
 bool rvs_skb_is_gso(const struct sk_buff *skb);
+u16 rvs_skb_frag_max_size(const struct sk_buff *skb, bool v6);
 bool rvs_skb_csum_offsets(const struct sk_buff *skb, u16 *start, u16 *offset);
 void rvs_skb_remcsum_handed_off(struct sk_buff *skb);
 bool rvs_skb_is_xmit(const struct sk_buff *skb);
@@ -72,7 +73,12 @@ void rvs_skb_mark_xmit(struct sk_buff *skb);
 u32 rvs_skb_fwmark(const struct sk_buff *skb);
 void rvs_skb_notrack(struct sk_buff *skb);
 void rvs_ct_reply_from(struct sk_buff *skb, const u8 *addr, __be16 port);
+int rvs_ct_confirm_detach(struct sk_buff *skb);
+int rvs_ip_defrag_forward(struct net *net, struct sk_buff *skb);
+int rvs_defrag6_enable(struct net *net);
+void rvs_defrag6_disable(struct net *net);
 void rvs_skb_orphan(struct sk_buff *skb);
+void rvs_skb_forward_prepare(struct sk_buff *skb);
 void rvs_inet_proto_csum_replace2(__sum16 *sum, struct sk_buff *skb,
 				  __be16 from, __be16 to, bool pseudohdr);
 int rvs_skb_cow_head(struct sk_buff *skb, unsigned int headroom);
@@ -98,7 +104,7 @@ void rvs_inet_proto_csum_replace16(__sum16 *sum, struct sk_buff *skb,
 unsigned int rvs_dst_mtu(const struct dst_entry *dst);
 void rvs_skb_set_dst(struct sk_buff *skb, struct dst_entry *dst);
 void rvs_dst_release(struct dst_entry *dst);
-void rvs_icmp6_send_too_big(struct net *net, struct sk_buff *skb, u32 mtu);
+void rvs_icmp6_send(struct net *net, struct sk_buff *skb, u8 type, u8 code, u32 info);
 int rvs_nf_local_out6(struct net *net, struct sk_buff *skb);
 void rvs_skb_cb_clear(struct sk_buff *skb);
 

@@ -7,9 +7,11 @@
 //! rvs hooks IPv4 and IPv6 at IPVS's points and priorities (see
 //! `Documentation/architecture.md`); IPv6 uses the same numbers, as
 //! IPVS does (`NF_IP6_PRI_*` equal `NF_IP_PRI_*`). [`Hooks`] registers them in one
-//! namespace and unregisters them on drop; `nf_unregister_net_hooks` waits
-//! for running hook calls, so once it returns nothing on the packet path
-//! refers to that namespace's state.
+//! namespace and unregisters them on drop. `nf_unregister_net_hooks` does
+//! not wait for hook calls still running (it frees the old hook array by
+//! `call_rcu`): the state the hooks see must outlive an RCU grace period
+//! after the drop (the namespace's `pre_exit` drops them, its `exit`,
+//! a grace period later, frees the state).
 
 use crate::datapath::{self, HookPoint};
 use crate::ffi;
@@ -74,8 +76,9 @@ impl Hooks {
     ///
     /// # Safety
     ///
-    /// `state` must outlive the returned registration (it is the
-    /// namespace's own state, which drops its hooks first).
+    /// `state` must outlive the returned registration by an RCU grace
+    /// period (it is the namespace's own state, which drops its hooks in
+    /// `pre_exit` and is freed after the grace period before `exit`).
     pub(crate) unsafe fn register(net: &Net, state: *const NetState) -> Result<Self> {
         let mut ops = KBox::new([ffi::nf_hook_ops::default(); NHOOKS], GFP_KERNEL)?;
         let v4 = POINTS.iter().map(|p| (false, p));
@@ -132,7 +135,8 @@ impl Hooks {
 impl Drop for Hooks {
     fn drop(&mut self) {
         // SAFETY: registered in `register` on this namespace, which is
-        // alive while its state (our owner) is. Waits for running hooks.
+        // alive while its state (our owner) is. Running hook calls may
+        // still use the state after this returns (see the module docs).
         unsafe { ffi::nf_unregister_net_hooks(self.net, self.ops.as_ptr(), NHOOKS as u32) };
     }
 }

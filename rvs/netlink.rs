@@ -154,7 +154,7 @@ fn service_cmd(cmd: u32, req: &Request<'_>) -> Result {
     let mut ctl = ns.lock();
     let res = match (cmd, params) {
         (ffi::RVS_CMD_NEW_SERVICE, Some(p)) => {
-            ns.activate(&mut ctl, req.net())?;
+            ns.activate(&mut ctl, req.net(), key.af)?;
             ns.services.add(&mut *ctl, key, &p)
         }
         (ffi::RVS_CMD_SET_SERVICE, Some(p)) => ns.services.edit(&mut *ctl, &key, &p),

@@ -7,7 +7,8 @@
 //! rvs keeps all of its configuration and connections per network namespace,
 //! like IPVS. [`Registration`] registers a `pernet_operations` whose `init`
 //! builds a [`PernetState`] for every namespace (existing and future) and whose
-//! `exit` tears it down; the state is then found from a [`Net`] with
+//! `pre_exit` and `exit` tear it down in two steps with an RCU grace period
+//! between them; the state is then found from a [`Net`] with
 //! [`PernetState::of`].
 
 use crate::ffi;
@@ -52,8 +53,16 @@ pub(crate) trait PernetState: Sized + Send + Sync {
     /// the module loaded).
     fn new(net: &Net) -> Result<Pin<KBox<Self>>>;
 
-    /// Stops everything that refers to this state (hooks, workers) before it is
-    /// dropped; called as the namespace goes away or the module unloads.
+    /// Stops what runs under RCU and refers to this state (packet hooks):
+    /// the first step of the namespace going away or the module unloading.
+    /// The kernel waits for an RCU grace period between this and
+    /// [`PernetState::exit`], so a packet still inside a hook when this
+    /// returns has left it before `exit` frees anything it could see
+    /// (unregistering a netfilter hook does not wait for running calls).
+    fn pre_exit(&self, net: &Net);
+
+    /// Stops the rest (workers) and lets go of everything before the state
+    /// is dropped, one RCU grace period after [`PernetState::pre_exit`].
     fn exit(&self, net: &Net);
 
     /// The state of `net`, if rvs's registration is alive.
@@ -98,6 +107,7 @@ impl<T: PernetState> Registration<T> {
     pub(crate) fn new() -> Result<Self> {
         let ops = ffi::pernet_operations {
             init: Some(pernet_init::<T>),
+            pre_exit: Some(pernet_pre_exit::<T>),
             exit: Some(pernet_exit::<T>),
             id: T::id_slot().as_ptr(),
             size: core::mem::size_of::<*mut T>(),
@@ -155,6 +165,20 @@ unsafe extern "C" fn pernet_init<T: PernetState>(net: *mut ffi::net) -> c_int {
             0
         }
         Err(e) => e.to_errno(),
+    }
+}
+
+/// # Safety
+///
+/// Called by the pernet core only, with a namespace being torn down (before
+/// `pernet_exit`, with a grace period between them).
+unsafe extern "C" fn pernet_pre_exit<T: PernetState>(net: *mut ffi::net) {
+    // SAFETY: the kernel calls `pre_exit` with a namespace that is alive for
+    // the duration of the call.
+    let net = unsafe { Net::from_raw(net) };
+    // The slot still holds the state: only `pernet_exit` clears it.
+    if let Some(state) = T::of(net) {
+        state.pre_exit(net);
     }
 }
 

@@ -26,7 +26,6 @@ use crate::ffi;
 use crate::netns::Net;
 use crate::rcu::WriterToken;
 use crate::rvs_core::config::AddrFamily;
-use crate::skb::Skb;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use kernel::prelude::*;
@@ -353,17 +352,19 @@ fn in6(addr: &[u8; 16]) -> ffi::in6_addr {
     }
 }
 
-/// Attaches the output route to `daddr` (family `af`, 16-byte form) to the
-/// packet: the one in `cache` if it is still valid, else a fresh lookup
-/// (then cached). See [`lookup`] for `known_nh` and the errors.
+/// The output route to `daddr` (family `af`, 16-byte form): the one in
+/// `cache` if it is still valid, else a fresh lookup (then cached). See
+/// [`lookup`] for `known_nh` and the errors. The caller attaches it to the
+/// packet ([`crate::skb::Skb::set_route`]) once the checks that may answer the sender
+/// (TTL, MTU) are done: ICMP errors take their source address from the
+/// packet's input route (the VIP, as IPVS), not from the route out.
 pub(crate) fn route_to(
     net: &Net,
-    skb: &mut Skb<'_>,
     cache: &RouteCache,
     af: AddrFamily,
     daddr: &[u8; 16],
     known_nh: bool,
-) -> Result<RouteInfo> {
+) -> Result<(Route, RouteInfo)> {
     // The per-CPU slots need this CPU to stay ours (LOCAL_OUT runs in
     // process context), and bottom halves off also keep the cache node
     // alive (an RCU read-side section).
@@ -377,7 +378,6 @@ pub(crate) fn route_to(
         }
     };
     let mtu = route.mtu();
-    skb.set_route(route);
     // IPv4: the address is in the first 4 bytes, the rest stays zero.
-    Ok(RouteInfo { mtu, saddr })
+    Ok((route, RouteInfo { mtu, saddr }))
 }

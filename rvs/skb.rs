@@ -14,7 +14,10 @@ use crate::datapath::addr4;
 use crate::ffi;
 use crate::netns::Net;
 use crate::rvs_core::config::AddrFamily;
-use crate::rvs_core::icmp::{ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED};
+use crate::rvs_core::icmp::{
+    ICMPV6_EXC_HOPLIMIT, ICMPV6_PKT_TOOBIG, ICMPV6_TIME_EXCEED, ICMP_DEST_UNREACH,
+    ICMP_EXC_TTL, ICMP_FRAG_NEEDED, ICMP_TIME_EXCEEDED,
+};
 use crate::rvs_core::packet;
 use core::marker::PhantomData;
 use kernel::prelude::*;
@@ -161,10 +164,37 @@ impl<'a> Skb<'a> {
         unsafe { ffi::rvs_skb_remcsum_handed_off(self.ptr) };
     }
 
+    /// Gathers an IPv4 fragment seen at FORWARD into the whole packet
+    /// (IPVS's `ip_vs_gather_frags`): `Some` with the reassembled packet
+    /// once this was the last missing piece; `None` when the fragment was
+    /// queued for the rest (or dropped), and so is no longer the caller's
+    /// (the hook answers `NF_STOLEN`).
+    pub(crate) fn gather_fragments(self, net: &Net) -> Option<Self> {
+        // SAFETY: valid skb owned by this hook call (invariant); `net` is
+        // alive. On success the same skb holds the whole packet; otherwise
+        // the kernel owns it and `self` is not used again.
+        (unsafe { ffi::rvs_ip_defrag_forward(net.as_ptr(), self.ptr) } == 0).then_some(self)
+    }
+
     /// Whether this is a GSO super-packet (segmented later by the stack).
     pub(crate) fn is_gso(&self) -> bool {
         // SAFETY: valid skb.
         unsafe { ffi::rvs_skb_is_gso(self.ptr) }
+    }
+
+    /// Whether each segment of this GSO packet, network header included,
+    /// fits in `mtu` bytes (`skb_gso_validate_network_len`).
+    pub(crate) fn gso_segments_fit(&self, mtu: u32) -> bool {
+        // SAFETY: valid skb (type invariant); the call only reads it.
+        self.is_gso() && unsafe { ffi::skb_gso_validate_network_len(self.ptr, mtu) }
+    }
+
+    /// The largest fragment of a packet that netfilter reassembled (0 if it
+    /// was never fragmented), for a network header of family `af`.
+    pub(crate) fn frag_max_size(&self, af: AddrFamily) -> u32 {
+        // SAFETY: valid skb; reads its control block, which the IP layer
+        // (IPCB / IP6CB of the packet's family) owns at the hooks.
+        u32::from(unsafe { ffi::rvs_skb_frag_max_size(self.ptr, af == AddrFamily::Inet6) })
     }
 
     /// Updates a transport checksum at byte offset `at` of the packet for a
@@ -238,7 +268,9 @@ impl Skb<'_> {
 /// family's LOCAL_OUT.
 ///
 /// `from_wire`: the packet was received (not sent by a local socket), so a
-/// socket that early demux attached to it must be let go first.
+/// socket that early demux attached to it must be let go first. A received
+/// packet also loses its receive checksum and timestamp, as a forwarded
+/// one does (`ip_forward`).
 pub(crate) fn local_out(net: &Net, skb: Skb<'_>, af: AddrFamily, from_wire: bool, track: bool) {
     // SAFETY: valid skb with a route attached by `route::route_to`; ownership
     // passes to the output path (the caller returns NF_STOLEN).
@@ -250,6 +282,7 @@ pub(crate) fn local_out(net: &Net, skb: Skb<'_>, af: AddrFamily, from_wire: bool
         if from_wire {
             ffi::rvs_skb_orphan(skb.ptr);
         }
+        ffi::rvs_skb_forward_prepare(skb.ptr);
         match af {
             AddrFamily::Inet => ffi::rvs_nf_local_out(net.as_ptr(), skb.ptr),
             AddrFamily::Inet6 => ffi::rvs_nf_local_out6(net.as_ptr(), skb.ptr),
@@ -266,6 +299,16 @@ impl Skb<'_> {
         // SAFETY: valid skb (invariant); `addr` is a 16-byte buffer, read
         // only during the call.
         unsafe { ffi::rvs_ct_reply_from(self.ptr, addr.as_ptr(), port.to_be()) };
+    }
+
+    /// After encapsulation of a tracked packet: confirms its conntrack
+    /// entry (the inner connection's) and detaches it, so the outer packet
+    /// is tracked on its own and NAT rules rewrite the outer headers, not
+    /// bytes of the inner packet at the outer transport offset. `false`:
+    /// the confirmation failed and the packet must be dropped.
+    pub(crate) fn ct_confirm_detach(&mut self) -> bool {
+        // SAFETY: valid skb (invariant); owned by this hook call.
+        unsafe { ffi::rvs_ct_confirm_detach(self.ptr) == ffi::NF_ACCEPT as i32 }
     }
 }
 
@@ -288,10 +331,26 @@ pub(crate) fn icmp_send(skb: &mut Skb<'_>, icmp_type: u8, code: u8, info: [u8; 4
 pub(crate) fn icmp_too_big(net: &Net, skb: &mut Skb<'_>, af: AddrFamily, mtu: u32) {
     match af {
         AddrFamily::Inet => icmp_frag_needed(skb, mtu),
-        // SAFETY: valid skb; `net` is alive (the helper uses its loopback
-        // device for locally generated packets without one).
-        AddrFamily::Inet6 => unsafe { ffi::rvs_icmp6_send_too_big(net.as_ptr(), skb.ptr, mtu) },
+        AddrFamily::Inet6 => icmp6_send(net, skb, ICMPV6_PKT_TOOBIG, 0, mtu),
     }
+}
+
+/// Tells the packet's source that its TTL (IPv6: hop limit) ran out here:
+/// ICMP "time exceeded in transit", as a router does.
+pub(crate) fn icmp_time_exceeded(net: &Net, skb: &mut Skb<'_>, af: AddrFamily) {
+    match af {
+        AddrFamily::Inet => icmp_send(skb, ICMP_TIME_EXCEEDED, ICMP_EXC_TTL, [0; 4]),
+        AddrFamily::Inet6 => icmp6_send(net, skb, ICMPV6_TIME_EXCEED, ICMPV6_EXC_HOPLIMIT, 0),
+    }
+}
+
+/// Sends an ICMPv6 error of `icmp_type`/`code` with `info` (host order)
+/// about the packet at the network header to its source.
+fn icmp6_send(net: &Net, skb: &mut Skb<'_>, icmp_type: u8, code: u8, info: u32) {
+    // SAFETY: valid skb with its IPv6 header at the network header; `net`
+    // is alive (the helper uses its loopback device for locally generated
+    // packets without one).
+    unsafe { ffi::rvs_icmp6_send(net.as_ptr(), skb.ptr, icmp_type, code, info) };
 }
 
 /// Makes room for `headroom` more bytes in front of the packet.

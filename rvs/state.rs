@@ -12,6 +12,7 @@ use crate::ffi;
 use crate::hooks::Hooks;
 use crate::netns::{Net, PernetState};
 use crate::rcu::{RcuCell, WriterToken};
+use crate::rvs_core::config::AddrFamily;
 use crate::rvs_core::proto::Timeouts;
 use crate::rvs_core::settings::{self, Setting};
 use crate::service::Services;
@@ -37,6 +38,9 @@ const GC_PERIOD_SECS: u32 = 1;
 /// Configuration state, changed only under [`NetState::lock`].
 pub(crate) struct Ctl {
     hooks: Option<Hooks>,
+    /// IPv6 defragmentation is enabled for this namespace (since its first
+    /// IPv6 service; see `rvs_defrag6_enable`).
+    defrag6: bool,
 }
 
 impl WriterToken for Ctl {}
@@ -111,15 +115,30 @@ impl NetState {
     /// Makes the namespace ready to balance: connection table, collector
     /// and hooks. Idempotent; called with the lock held when a service is
     /// added.
-    pub(crate) fn activate(&self, ctl: &mut Ctl, net: &Net) -> Result {
+    pub(crate) fn activate(&self, ctl: &mut Ctl, net: &Net, af: AddrFamily) -> Result {
+        // The namespace is going away (`pre_exit` ran): nothing new may
+        // start that its exit would not stop.
+        if self.stopping.load(Ordering::Relaxed) {
+            return Err(ENODEV);
+        }
         if self.conns.load(Ordering::Acquire).is_null() {
             let table = KBox::new(ConnTable::new(conn_tab_bits())?, GFP_KERNEL)?;
             self.conns.store(KBox::into_raw(table), Ordering::Release);
             self.schedule_gc();
         }
+        if af == AddrFamily::Inet6 && !ctl.defrag6 {
+            // IPv6 fragments would reach the hooks one by one: netfilter's
+            // IPv6 defragmentation gives them whole packets, as IPVS asks.
+            // SAFETY: `net` is alive; undone once, in `exit`.
+            let ret = unsafe { ffi::rvs_defrag6_enable(net.as_ptr()) };
+            if ret != 0 {
+                return Err(Error::from_errno(ret));
+            }
+            ctl.defrag6 = true;
+        }
         if ctl.hooks.is_none() {
             // SAFETY: `self` is the namespace's pinned state, which drops the
-            // hooks (in `exit`) before it is freed.
+            // hooks (in `pre_exit`) a grace period before it is freed.
             ctl.hooks = Some(unsafe { Hooks::register(net, self)? });
         }
         Ok(())
@@ -206,7 +225,7 @@ impl PernetState for NetState {
                 conns: AtomicPtr::new(ptr::null_mut()),
                 timeouts,
                 settings: settings::defaults().map(AtomicU32::new),
-                ctl <- new_mutex!(Ctl { hooks: None }, "rvs_netns_ctl"),
+                ctl <- new_mutex!(Ctl { hooks: None, defrag6: false }, "rvs_netns_ctl"),
                 gc: Opaque::uninit(),
                 stopping: AtomicBool::new(false),
                 collected: AtomicU32::new(0),
@@ -220,17 +239,27 @@ impl PernetState for NetState {
         Ok(state)
     }
 
-    fn exit(&self, _net: &Net) {
+    fn pre_exit(&self, _net: &Net) {
+        // No hook is registered again after this (`activate` refuses).
         self.stopping.store(true, Ordering::Relaxed);
-        // Unregistering waits for packets inside the hooks.
+        // Packets may still be inside a hook when this returns; the kernel
+        // waits for them (a grace period) before `exit`.
         self.lock().hooks = None;
+    }
+
+    fn exit(&self, net: &Net) {
+        if core::mem::take(&mut self.lock().defrag6) {
+            // SAFETY: `net` is alive; enabled once in `activate`.
+            unsafe { ffi::rvs_defrag6_disable(net.as_ptr()) };
+        }
         // SAFETY: `gc` was initialized in `new`; waits for a running
         // collection and stops it from re-queueing (`stopping`).
         unsafe { ffi::cancel_delayed_work_sync(self.gc.get()) };
         let p = self.conns.swap(ptr::null_mut(), Ordering::AcqRel);
         if !p.is_null() {
             // Dropping it unlinks every entry and frees them after a grace period.
-            // SAFETY: from `KBox::into_raw` in `activate`; no hook or collector reaches it now.
+            // SAFETY: from `KBox::into_raw` in `activate`; no collector reaches it now,
+            // and no hook: they were unregistered in `pre_exit`, a grace period ago.
             drop(unsafe { KBox::from_raw(p) });
         }
         let _ = self.net;

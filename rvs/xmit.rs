@@ -18,7 +18,9 @@ use crate::hooks::Verdict;
 use crate::netns::Net;
 use crate::route;
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
-use crate::rvs_core::packet::{self, IPPROTO_UDP, IP_DF, TCP_CHECK_OFFSET, UDP_CHECK_OFFSET};
+use crate::rvs_core::packet::{
+    self, TtlError, IPPROTO_UDP, IP_DF, TCP_CHECK_OFFSET, UDP_CHECK_OFFSET,
+};
 use crate::rvs_core::tunnel::{self, Tunnel};
 use crate::skb::{self, Skb};
 use kernel::prelude::*;
@@ -34,6 +36,8 @@ pub(crate) enum Side {
 
 /// Outer header sizes of IP-in-IP and IP-in-IPv6.
 const IPIP_HLEN: u32 = 20;
+/// An IPv4 header without options: what a TTL decrement rewrites.
+const IPV4_HLEN: usize = 20;
 const IP6IP_HLEN: u32 = 40;
 /// Room for the link layer in front of a tunnelled packet's outer header.
 const LL_HEADROOM: u32 = 64;
@@ -77,16 +81,19 @@ pub(crate) fn transmit(
     // (it may differ from the service's), the packet's own otherwise.
     let mut out_af = af;
     let rt = match conn.fwd {
-        FwdMethod::Masq => route::route_to(net, &mut skb, &conn.dest.route, af, daddr, false),
-        FwdMethod::Route => route::route_to(net, &mut skb, &conn.dest.route, af, daddr, true),
+        FwdMethod::Masq => route::route_to(net, &conn.dest.route, af, daddr, false),
+        FwdMethod::Route => route::route_to(net, &conn.dest.route, af, daddr, true),
         FwdMethod::Tunnel => {
             out_af = conn.dest.af;
-            route::route_to(net, &mut skb, &conn.dest.route, out_af, daddr, false)
+            route::route_to(net, &conn.dest.route, out_af, daddr, false)
         }
     };
-    let Ok(rt) = rt else {
+    let Ok((route, rt)) = rt else {
         return Verdict::Drop;
     };
+    if decrement_ttl(net, &mut skb, af).is_err() {
+        return Verdict::Drop;
+    }
     let tunnel = conn.dest.tunnel();
     let overhead = match conn.fwd {
         FwdMethod::Tunnel => {
@@ -107,10 +114,11 @@ pub(crate) fn transmit(
     // Before any NAT rewrite, as IPVS: the error must quote the packet as
     // the client sent it (to the VIP), or the client cannot match it to
     // its connection and never learns the path MTU.
-    if too_big(&skb, mtu, pkt.ip.df) {
+    if too_big(&skb, af, mtu, pkt.ip.df) {
         skb::icmp_too_big(net, &mut skb, af, mtu);
         return Verdict::Drop;
     }
+    skb.set_route(route);
     if conn.fwd == FwdMethod::Masq {
         if nat_rewrite(&mut skb, pkt, Side::Destination, daddr, conn.tuple.dport).is_err() {
             return Verdict::Drop;
@@ -119,10 +127,13 @@ pub(crate) fn transmit(
             skb.ct_reply_from(daddr, conn.tuple.dport);
         }
     }
-    if conn.fwd == FwdMethod::Tunnel
-        && encapsulate(net, &mut skb, pkt, tunnel, out_af, &rt.saddr, daddr).is_err()
-    {
-        return Verdict::Drop;
+    if conn.fwd == FwdMethod::Tunnel {
+        if encapsulate(net, &mut skb, pkt, tunnel, out_af, &rt.saddr, daddr).is_err() {
+            return Verdict::Drop;
+        }
+        if tracking != Tracking::Off && !skb.ct_confirm_detach() {
+            return Verdict::Drop;
+        }
     }
     skb::local_out(net, skb, out_af, from_wire, tracking != Tracking::Off);
     Verdict::Stolen
@@ -147,9 +158,15 @@ pub(crate) fn forward_icmp(
         FwdMethod::Tunnel => conn.dest.af,
         _ => ip.af,
     };
-    let Ok(rt) = route::route_to(net, &mut skb, &conn.dest.route, out_af, daddr, known_nh) else {
+    let Ok((route, rt)) = route::route_to(net, &conn.dest.route, out_af, daddr, known_nh) else {
         return Verdict::Drop;
     };
+    // An error whose TTL ran out is dropped: no ICMP error about an ICMP
+    // error (`icmp_send` and `icmpv6_send` refuse them anyway).
+    if decrement_ttl(net, &mut skb, ip.af).is_err() {
+        return Verdict::Drop;
+    }
+    skb.set_route(route);
     if conn.fwd == FwdMethod::Tunnel {
         let pkt = Packet {
             ip: *ip,
@@ -168,11 +185,42 @@ pub(crate) fn forward_icmp(
     Verdict::Stolen
 }
 
-/// Whether a packet of this size may not leave on a path of `mtu`: it is
-/// larger, may not be fragmented (IPv4 DF; always for IPv6), and the stack
-/// will not segment it.
-fn too_big(skb: &Skb<'_>, mtu: u32, df: bool) -> bool {
-    df && !skb.is_gso() && skb.len() > mtu as usize
+/// Takes one hop off the packet's TTL (IPv6: hop limit) before it is
+/// forwarded, as a router does (`ip_forward`, IPVS's `decrement_ttl`); a
+/// packet that arrived with its last hop is answered with "time exceeded"
+/// and must be dropped (`Err`), so that two directors that both hold a
+/// service cannot pass a packet between them forever.
+fn decrement_ttl(net: &Net, skb: &mut Skb<'_>, af: AddrFamily) -> Result {
+    let hlen = match af {
+        AddrFamily::Inet => IPV4_HLEN,
+        AddrFamily::Inet6 => IP6IP_HLEN as usize,
+    };
+    let hdr = skb.header_mut(hlen).ok_or(ENOMEM)?;
+    match packet::decrement_ttl(af, hdr) {
+        Ok(()) => Ok(()),
+        Err(TtlError::Expired) => {
+            skb::icmp_time_exceeded(net, skb, af);
+            Err(errno(ffi::EHOSTUNREACH))
+        }
+        Err(TtlError::Truncated) => Err(EINVAL),
+    }
+}
+
+/// Whether the packet may not leave on a path of `mtu` as it is, as
+/// `ip_forward` and `ip6_forward` decide (and IPVS): it may not be
+/// fragmented (IPv4 DF; always for IPv6) and either it was reassembled
+/// from a fragment larger than `mtu`, or it is larger than `mtu` and is not
+/// a GSO packet whose segments each fit.
+fn too_big(skb: &Skb<'_>, af: AddrFamily, mtu: u32, df: bool) -> bool {
+    if !df {
+        return false;
+    }
+    let frag_max = skb.frag_max_size(af);
+    if frag_max != 0 {
+        // Sent on as the fragments it came in (or smaller).
+        return frag_max > mtu;
+    }
+    skb.len() > mtu as usize && !skb.gso_segments_fit(mtu)
 }
 
 /// Rewrites one end's address and port, keeping the IPv4 header checksum

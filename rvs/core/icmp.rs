@@ -66,6 +66,8 @@ pub const ICMP_TIME_EXCEEDED: u8 = 11;
 pub const ICMP_PORT_UNREACH: u8 = 3;
 /// Destination unreachable code: fragmentation needed and DF set.
 pub const ICMP_FRAG_NEEDED: u8 = 4;
+/// Time exceeded code: TTL exceeded in transit.
+pub const ICMP_EXC_TTL: u8 = 0;
 
 /// IP protocol number of ICMPv6.
 pub const IPPROTO_ICMPV6: u8 = 58;
@@ -79,6 +81,8 @@ pub const ICMPV6_TIME_EXCEED: u8 = 3;
 pub const ICMPV6_PARAMPROB: u8 = 4;
 /// ICMPv6 destination unreachable code: port unreachable.
 pub const ICMPV6_PORT_UNREACH: u8 = 4;
+/// ICMPv6 time exceeded code: hop limit exceeded in transit.
+pub const ICMPV6_EXC_HOPLIMIT: u8 = 0;
 
 /// ICMP header length (type, code, checksum, 4 bytes of rest).
 pub(crate) const ICMP_HLEN: usize = 8;

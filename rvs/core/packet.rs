@@ -536,6 +536,60 @@ pub fn ip_header_checksum_ok(hdr: &[u8]) -> bool {
     csum_fold(csum_add(0, hdr)) == 0
 }
 
+/// Byte offset of the TTL in an IPv4 header.
+pub const IPV4_TTL_OFFSET: usize = 8;
+/// Byte offset of the protocol in an IPv4 header (the TTL's word).
+pub const IPV4_PROTO_OFFSET: usize = 9;
+/// Byte offset of the hop limit in an IPv6 header.
+pub const IPV6_HOP_LIMIT_OFFSET: usize = 7;
+
+/// Why [`decrement_ttl`] left a packet alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TtlError {
+    /// The TTL / hop limit is 1 or 0: the packet may not be forwarded; a
+    /// router answers "time exceeded".
+    Expired,
+    /// `hdr` is shorter than the IP header.
+    Truncated,
+}
+
+/// Decrements the TTL (IPv4, with the header checksum updated) or the hop
+/// limit (IPv6) of the IP header at the start of `hdr`, as a router does
+/// before it forwards a packet (RFC 1812 5.3.1, RFC 8200). A packet that
+/// arrived with 1 or 0 is left untouched: [`TtlError::Expired`].
+pub fn decrement_ttl(af: AddrFamily, hdr: &mut [u8]) -> Result<(), TtlError> {
+    let at = match af {
+        AddrFamily::Inet => IPV4_TTL_OFFSET,
+        AddrFamily::Inet6 => IPV6_HOP_LIMIT_OFFSET,
+    };
+    let ttl = *hdr.get(at).ok_or(TtlError::Truncated)?;
+    // 0 and 1 have no hop left.
+    let left = match ttl.checked_sub(1) {
+        Some(l) if l > 0 => l,
+        _ => return Err(TtlError::Expired),
+    };
+    if af == AddrFamily::Inet {
+        // The TTL is the high byte of the word it shares with the protocol.
+        let check_at = IPV4_CHECK_OFFSET..IPV4_CHECK_OFFSET + 2;
+        let check: [u8; 2] = hdr
+            .get(check_at.clone())
+            .and_then(|c| c.try_into().ok())
+            .ok_or(TtlError::Truncated)?;
+        let check = u16::from_be_bytes(check);
+        let proto = u16::from(*hdr.get(IPV4_PROTO_OFFSET).ok_or(TtlError::Truncated)?);
+        let old = (u16::from(ttl) << 8) | proto;
+        let new = (u16::from(left) << 8) | proto;
+        let sum = csum_replace2(check, old, new);
+        hdr.get_mut(check_at)
+            .ok_or(TtlError::Truncated)?
+            .copy_from_slice(&sum.to_be_bytes());
+    }
+    if let Some(t) = hdr.get_mut(at) {
+        *t = left;
+    }
+    Ok(())
+}
+
 /// Incremental update of a checksum field after a 16-bit word of the
 /// covered data changed from `old` to `new` (RFC 1624, eqn. 3:
 /// `HC' = ~(~HC + ~m + m')`).
@@ -635,6 +689,61 @@ mod tests {
     use super::*;
     use std::vec;
     use std::vec::Vec;
+
+    /// A valid IPv4 header (20 bytes) with `ttl`, checksum filled in.
+    fn ipv4_with_ttl(ttl: u8) -> [u8; 20] {
+        let mut h = [
+            0x45, 0, 0, 28, 0x12, 0x34, 0x40, 0, ttl, 17, 0, 0, 10, 0, 0, 2, 10, 0, 100, 1,
+        ];
+        let c = ip_header_checksum(&h);
+        h[10..12].copy_from_slice(&c.to_be_bytes());
+        h
+    }
+
+    #[test]
+    fn decrement_ttl_keeps_the_ipv4_checksum_right_for_every_ttl() {
+        for ttl in 2..=255u8 {
+            let mut h = ipv4_with_ttl(ttl);
+            assert_eq!(decrement_ttl(AddrFamily::Inet, &mut h), Ok(()));
+            assert_eq!(h[8], ttl - 1);
+            assert!(ip_header_checksum_ok(&h), "ttl {ttl}");
+            assert_eq!(h, ipv4_with_ttl(ttl - 1), "ttl {ttl}: same as a fresh header");
+        }
+    }
+
+    #[test]
+    fn decrement_ttl_refuses_an_expired_packet_and_leaves_it_alone() {
+        for ttl in [0u8, 1] {
+            let mut h = ipv4_with_ttl(ttl);
+            let before = h;
+            assert_eq!(decrement_ttl(AddrFamily::Inet, &mut h), Err(TtlError::Expired));
+            assert_eq!(h, before);
+        }
+        let mut h6 = [0u8; 40];
+        h6[0] = 0x60;
+        h6[7] = 1;
+        assert_eq!(decrement_ttl(AddrFamily::Inet6, &mut h6), Err(TtlError::Expired));
+        assert_eq!(h6[7], 1);
+    }
+
+    #[test]
+    fn decrement_ttl_ipv6_changes_only_the_hop_limit() {
+        let mut h6 = [0u8; 40];
+        h6[0] = 0x60;
+        h6[6] = 17;
+        h6[7] = 64;
+        let mut want = h6;
+        want[7] = 63;
+        assert_eq!(decrement_ttl(AddrFamily::Inet6, &mut h6), Ok(()));
+        assert_eq!(h6, want);
+    }
+
+    #[test]
+    fn decrement_ttl_on_a_short_header_is_an_error() {
+        let mut h = [0x45u8, 0, 0, 20, 0, 0, 0, 0, 64];
+        assert_eq!(decrement_ttl(AddrFamily::Inet, &mut h), Err(TtlError::Truncated));
+        assert_eq!(decrement_ttl(AddrFamily::Inet6, &mut h[..5]), Err(TtlError::Truncated));
+    }
 
     /// Test-only full TCP/UDP checksum over IPv4 with its pseudo-header,
     /// independent of the code under test: a plain 32-bit loop.

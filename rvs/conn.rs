@@ -35,6 +35,33 @@ use kernel::prelude::*;
 use kernel::sync::{new_spinlock, Arc, SpinLock};
 use kernel::types::Opaque;
 
+/// A chain walked by the eviction scan under its stripe lock (held while
+/// the iterator lives).
+struct LockedChain<'a> {
+    _guard: crate::rcu::BhLocked<'a, ()>,
+    p: *mut Conn,
+    now: u64,
+}
+
+impl Iterator for LockedChain<'_> {
+    type Item = (*const Conn, defense::EvictSeen);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.p.is_null() {
+            return None;
+        }
+        // SAFETY: under the chain's stripe lock (`_guard`), entries in it
+        // are live and only lock holders unlink them.
+        let c = unsafe { &*self.p };
+        self.p = c.next.load(Ordering::Relaxed);
+        let seen = defense::EvictSeen {
+            embryonic: c.is_embryonic(),
+            idle: c.idle(self.now),
+        };
+        Some((ptr::from_ref(c), seen))
+    }
+}
+
 /// Number of bucket lock stripes.
 pub(crate) const LOCK_STRIPES: usize = 64;
 
@@ -446,6 +473,8 @@ pub(crate) struct ConnTable {
     refused: AtomicU64,
     /// Embryonic entries evicted by `drop_entry`.
     evicted: AtomicU64,
+    /// The bucket the next insert-time eviction scan starts at.
+    evict_cursor: AtomicU32,
     /// Jiffies of the last "table full" warning (0 = never).
     last_full_log: AtomicU64,
 }
@@ -493,6 +522,7 @@ impl ConnTable {
             count: AtomicU32::new(0),
             refused: AtomicU64::new(0),
             evicted: AtomicU64::new(0),
+            evict_cursor: AtomicU32::new(0),
             last_full_log: AtomicU64::new(0),
         })
     }
@@ -660,8 +690,8 @@ impl ConnTable {
     /// Inserts a new connection to `dest`, or returns the one another CPU
     /// inserted for the same request first. `None` when the table is full
     /// or memory is short (the packet is then dropped and counted). With
-    /// `drop_entry` on, a full table first evicts an embryonic entry near
-    /// the new one's bucket. `template`: a persistence template living
+    /// `drop_entry` on, a full table first evicts an embryonic entry (see
+    /// [`Self::evict_one`]). `template`: a persistence template living
     /// `expire_secs`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn insert<'g>(
@@ -676,8 +706,11 @@ impl ConnTable {
         limits: Limits,
     ) -> Option<&'g Conn> {
         let bucket = self.bucket_of(tuple.af, tuple.protocol, &tuple.caddr, tuple.cport);
-        let mut reserved = self.reserve(limits.max);
-        if !reserved && limits.drop_entry == 0 {
+        // Full, drop_entry on: make room by evicting an embryonic entry
+        // (before taking this bucket's lock: the scan takes others).
+        let reserved = self.reserve(limits.max)
+            || (limits.drop_entry != 0 && self.evict_one(g) && self.reserve(limits.max));
+        if !reserved {
             self.refuse(limits.max);
             return None;
         }
@@ -690,16 +723,12 @@ impl ConnTable {
             jiffies().wrapping_add(secs_to_jiffies(expire_secs)),
             u32::try_from(bucket).unwrap_or(u32::MAX),
         )) else {
-            if reserved {
-                self.release();
-            }
+            self.release();
             self.refuse(limits.max);
             return None;
         };
         let (Some(head), Some(lock)) = (self.buckets.get(bucket), self.lock(bucket)) else {
-            if reserved {
-                self.release();
-            }
+            self.release();
             return None;
         };
         let _guard = lock_bh(lock);
@@ -709,19 +738,8 @@ impl ConnTable {
                 && c.tuple
                     .same_request(t.af, t.protocol, &t.caddr, t.cport, &t.vaddr, t.vport)
         }) {
-            if reserved {
-                self.release();
-            }
+            self.release();
             return Some(existing);
-        }
-        if !reserved {
-            // Full, drop_entry on: make room by evicting an embryonic entry
-            // from the buckets sharing this lock.
-            reserved = self.evict_one_locked(bucket) && self.reserve(limits.max);
-            if !reserved {
-                self.refuse(limits.max);
-                return None;
-            }
         }
         // A new connection starts inactive (state NONE).
         conn.counter().fetch_add(1, Ordering::Relaxed);
@@ -753,45 +771,42 @@ impl ConnTable {
         self.sweep_bucket_locked(bucket, doomed)
     }
 
-    /// Evicts the embryonic entry idle longest among the buckets that share
-    /// `bucket`'s stripe lock (`defense::evict_scan_buckets`),
-    /// starting at `bucket` (stopping early after `EVICT_SCAN_ENTRIES`
-    /// entries once there is a candidate). The caller holds that lock.
-    /// Returns whether one went.
-    fn evict_one_locked(&self, bucket: usize) -> bool {
+    /// Evicts the embryonic entry idle longest among those a bounded scan
+    /// looks at (`defense::pick_victim`: at most `EVICT_SCAN_BUCKETS`
+    /// buckets from the table's eviction cursor, at most
+    /// `EVICT_SCAN_ENTRIES` entries). Takes each non-empty chain's stripe
+    /// lock in turn, one at a time; the caller holds none. Returns whether
+    /// one went.
+    fn evict_one(&self, _g: &ReadGuard) -> bool {
         let now = jiffies();
-        let n = self.buckets.len();
-        let mut victim: Option<(usize, *const Conn, u32)> = None;
-        let mut seen = 0usize;
-        let mut b = bucket;
-        for _ in 0..defense::evict_scan_buckets(n, LOCK_STRIPES) {
-            if seen >= defense::EVICT_SCAN_ENTRIES && victim.is_some() {
-                break;
+        let start = self.evict_cursor.load(Ordering::Relaxed) as usize;
+        let pick = defense::pick_victim(start, self.buckets.len(), |b| {
+            let head = self.buckets.get(b)?;
+            // Empty buckets cost a load, no lock round trip.
+            if head.load(Ordering::Relaxed).is_null() {
+                return None;
             }
-            let mut p = self
-                .buckets
-                .get(b)
-                .map_or(ptr::null_mut(), |h| h.load(Ordering::Relaxed));
-            while !p.is_null() {
-                seen += 1;
-                // SAFETY: under the stripe lock of `b` (the caller's), entries
-                // in the chain are live and only lock holders unlink them.
-                let c = unsafe { &*p };
-                if c.is_embryonic() {
-                    let idle = c.idle(now);
-                    if victim.map_or(true, |(_, _, best)| idle >= best) {
-                        victim = Some((b, p.cast_const(), idle));
-                    }
-                }
-                p = c.next.load(Ordering::Relaxed);
-            }
-            // Same stripe: bucket indices congruent modulo LOCK_STRIPES.
-            b = (b + LOCK_STRIPES) % n.max(1);
-        }
-        let Some((vb, vp, _)) = victim else {
+            let guard = lock_bh(self.lock(b)?);
+            Some(LockedChain {
+                _guard: guard,
+                p: head.load(Ordering::Relaxed),
+                now,
+            })
+        });
+        // Racing inserts may store older cursors: that only repeats a look.
+        self.evict_cursor
+            .store(u32::try_from(pick.next).unwrap_or(0), Ordering::Relaxed);
+        let Some((vb, vp)) = pick.victim else {
             return false;
         };
-        let gone = self.sweep_bucket_locked(vb, |c| ptr::eq(c, vp));
+        let Some(lock) = self.lock(vb) else {
+            return false;
+        };
+        let _guard = lock_bh(lock);
+        // The caller's read section (`_g`) keeps a victim unlinked meanwhile
+        // from being freed and reused, so an address match is that entry;
+        // it must still be embryonic.
+        let gone = self.sweep_bucket_locked(vb, |c| ptr::eq(c, vp) && c.is_embryonic());
         self.evicted.fetch_add(u64::from(gone), Ordering::Relaxed);
         gone > 0
     }

@@ -27,10 +27,11 @@ use crate::rcu::{lock_bh, ReadGuard};
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::defense;
 use crate::rvs_core::hash::{self, SipKey};
-use crate::rvs_core::proto::{self, Dir, TcpFlags, TcpState, Timeouts};
+use crate::rvs_core::proto::{Dir, TcpFlags, TcpState, Timeouts};
 use crate::service::{Dest, Service};
 use core::ptr::{self, NonNull};
-use core::sync::atomic::{AtomicPtr, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use crate::rvs_core::proto::{ConnState, Counted, Counters};
+use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{new_spinlock, Arc, SpinLock};
 use kernel::types::Opaque;
@@ -154,7 +155,8 @@ pub(crate) struct Conn {
     expires: AtomicU64,
     /// The connection's addresses.
     pub(crate) tuple: Tuple,
-    state: AtomicU16,
+    /// TCP state, and which of its server's counters it is counted in.
+    state: ConnState,
     /// Jiffies (low 32 bits) of the client's last packet.
     last_in: AtomicU32,
     /// How its packets reach the real server.
@@ -223,7 +225,7 @@ impl Conn {
             fwd,
             dest,
             svc,
-            state: AtomicU16::new(TcpState::None.to_u16()),
+            state: ConnState::new(),
             expires: AtomicU64::new(expires),
             last_in: AtomicU32::new(jiffies() as u32),
             template,
@@ -234,12 +236,14 @@ impl Conn {
 
     /// The TCP state (UDP entries stay `None`... shown as UDP by listings).
     pub(crate) fn state(&self) -> TcpState {
-        TcpState::from_u16(self.state.load(Ordering::Relaxed)).unwrap_or(TcpState::None)
+        self.state.get().unwrap_or(TcpState::None)
     }
 
     /// Advances the state machine for a packet in direction `dir` and
     /// refreshes the expiry, keeping the server's active/inactive counts in
-    /// step. Lock-free: concurrent packets of one connection race on a CAS.
+    /// step. Lock-free: concurrent packets of one connection and the
+    /// collector race on one atomic state word (`ConnState`), which
+    /// decides who moves the counters.
     /// `secure_tcp` (seconds, 0 = off) caps embryonic TCP entries and stops
     /// the server's packets from extending them. Returns the new expiry if
     /// it moved earlier (see [`ConnTable::update`]).
@@ -261,23 +265,9 @@ impl Conn {
         let timeout = match flags {
             None => timeouts.udp,
             Some(f) => {
-                let mut old = self.state.load(Ordering::Relaxed);
-                let new = loop {
-                    let cur = TcpState::from_u16(old).unwrap_or(TcpState::None);
-                    let next = proto::tcp_transition(cur, dir, f);
-                    match self.state.compare_exchange_weak(
-                        old,
-                        next.to_u16(),
-                        Ordering::Relaxed,
-                        Ordering::Relaxed,
-                    ) {
-                        Ok(_) => {
-                            self.account(cur, next);
-                            break next;
-                        }
-                        Err(seen) => old = seen,
-                    }
-                };
+                // `None`: the collector removed it meanwhile (and counted
+                // it out); nothing to refresh.
+                let new = self.state.advance(dir, f, &self.counters())?;
                 if !defense::refreshes(dir, new, secure_tcp) {
                     return None;
                 }
@@ -296,18 +286,13 @@ impl Conn {
         expired(t, old).then_some(t)
     }
 
-    fn account(&self, from: TcpState, to: TcpState) {
-        let (was, is) = (proto::is_active(from), proto::is_active(to));
-        if was == is {
-            return;
+    /// Its server's counters, as its state moves it between them
+    /// (templates: the persistent count).
+    fn counters(&self) -> ServerCounts<'_> {
+        ServerCounts {
+            dest: &self.dest,
+            template: self.template,
         }
-        let (dec, inc) = if is {
-            (&self.dest.inactive_conns, &self.dest.active_conns)
-        } else {
-            (&self.dest.active_conns, &self.dest.inactive_conns)
-        };
-        dec_saturating(dec);
-        inc.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Pushes the expiry `secs` into the future (templates).
@@ -318,17 +303,6 @@ impl Conn {
     /// Makes the entry expire now (lookups skip it at once).
     fn expire_now(&self) -> Option<u64> {
         self.set_expires(jiffies().wrapping_sub(1))
-    }
-
-    /// The counter this entry is accounted in at its server.
-    fn counter(&self) -> &AtomicU32 {
-        if self.template {
-            &self.dest.persist_conns
-        } else if proto::is_active(self.state()) {
-            &self.dest.active_conns
-        } else {
-            &self.dest.inactive_conns
-        }
     }
 
     /// Milliseconds until expiry (listing).
@@ -362,6 +336,22 @@ impl Conn {
     /// Jiffies since the client's last packet.
     fn idle(&self, now: u64) -> u32 {
         (now as u32).wrapping_sub(self.last_in.load(Ordering::Relaxed))
+    }
+}
+
+/// A server's counters for one entry (see [`Conn::counters`]).
+struct ServerCounts<'a> {
+    dest: &'a Dest,
+    template: bool,
+}
+
+impl Counters for ServerCounts<'_> {
+    fn counter(&self, c: Counted) -> &AtomicU32 {
+        match (self.template, c) {
+            (true, _) => &self.dest.persist_conns,
+            (false, Counted::Active) => &self.dest.active_conns,
+            (false, Counted::Inactive) => &self.dest.inactive_conns,
+        }
     }
 }
 
@@ -742,7 +732,7 @@ impl ConnTable {
             return Some(existing);
         }
         // A new connection starts inactive (state NONE).
-        conn.counter().fetch_add(1, Ordering::Relaxed);
+        conn.state.count_in(&conn.counters());
         conn.dest.refresh_overload();
         conn.next
             .store(head.load(Ordering::Relaxed), Ordering::Relaxed);
@@ -829,7 +819,8 @@ impl ConnTable {
             if doomed(c) {
                 // Readers at `c` still see its `next`; new readers skip it.
                 link.store(c.next.load(Ordering::Relaxed), Ordering::Release);
-                dec_saturating(c.counter());
+                // Counted out exactly once, whatever packets do meanwhile.
+                c.state.retire(&c.counters());
                 c.dest.refresh_overload();
                 self.count.fetch_sub(1, Ordering::Relaxed);
                 // SAFETY: unlinked above; `free_conn` runs after every

@@ -15,7 +15,8 @@
 //!
 //! Entries carry an expiry time instead of a timer: lookups ignore expired
 //! entries and a periodic collector ([`ConnTable::collect`]) unlinks them and
-//! frees them after an RCU grace period.
+//! frees them after an RCU grace period. A persistence template that
+//! controls live connections outlives its expiry (see [`ControlRef`]).
 //!
 //! The table holds at most `conn_max` entries (a per-namespace setting): a
 //! slot is reserved before an entry is built, so the limit is exact. Flood
@@ -27,10 +28,10 @@ use crate::rcu::{lock_bh, ReadGuard};
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::defense;
 use crate::rvs_core::hash::{self, SipKey};
+use crate::rvs_core::proto::{ConnState, Counted, Counters};
 use crate::rvs_core::proto::{Dir, TcpFlags, TcpState, Timeouts};
 use crate::service::{Dest, Service};
 use core::ptr::{self, NonNull};
-use crate::rvs_core::proto::{ConnState, Counted, Counters};
 use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{new_spinlock, Arc, SpinLock};
@@ -68,6 +69,10 @@ pub(crate) const LOCK_STRIPES: usize = 64;
 
 /// log2 of the buckets per collector hint (see [`ConnTable::collect`]).
 const HINT_SHIFT: u32 = 4;
+/// A template that expires while it controls connections is looked at
+/// again this much later (seconds; IPVS's `ip_vs_conn_expire` re-arms it
+/// for 60 s). Lookups see it all along.
+const TEMPLATE_REARM_SECS: u32 = 60;
 /// The collector looks at every bucket at least this often (seconds).
 const HINT_MAX_SECS: u32 = 60;
 
@@ -157,8 +162,6 @@ pub(crate) struct Conn {
     pub(crate) tuple: Tuple,
     /// TCP state, and which of its server's counters it is counted in.
     state: ConnState,
-    /// Jiffies (low 32 bits) of the client's last packet.
-    last_in: AtomicU32,
     /// How its packets reach the real server.
     pub(crate) fwd: FwdMethod,
     /// A persistence template (`-p`): binds a client (masked by `-M`) to
@@ -167,9 +170,18 @@ pub(crate) struct Conn {
     pub(crate) template: bool,
     /// Packets seen from the client, saturating at 255.
     in_pkts: AtomicU8,
+    /// Jiffies (low 32 bits) of the client's last packet.
+    last_in: AtomicU32,
     /// Its bucket in the table (`u32::MAX` for an entry outside it), for
     /// the collector's hint when its expiry moves earlier.
     bucket: u32,
+    /// Templates: references to the entry's memory, 1 while it is in the
+    /// table plus 1 per connection it controls (IPVS's `n_control`); the
+    /// last one dropped frees it. 0 for connections.
+    refs: AtomicU32,
+    /// Connections: the template that controls this one (null if none),
+    /// kept in the table while this connection is (see [`ControlRef`]).
+    control: AtomicPtr<Conn>,
 }
 
 /// Size of one entry in bytes (memory accounting).
@@ -201,14 +213,25 @@ impl Conn {
         dest: Arc<Dest>,
         svc: Arc<Service>,
     ) -> Conn {
-        let c = Conn::fresh(tuple, fwd, dest, svc, false, jiffies(), u32::MAX);
+        let c = Conn::fresh(
+            tuple,
+            fwd,
+            dest,
+            svc,
+            false,
+            jiffies(),
+            u32::MAX,
+            ptr::null_mut(),
+        );
         // Its one datagram came from the client.
         c.in_pkts.store(1, Ordering::Relaxed);
         c
     }
 
     /// A new entry in state NONE, expiring at `expires` (jiffies), for
-    /// `bucket` (`u32::MAX`: outside the table).
+    /// `bucket` (`u32::MAX`: outside the table), controlled by the
+    /// template `control` (null: none; the entry takes over a reference).
+    #[allow(clippy::too_many_arguments)]
     fn fresh(
         tuple: Tuple,
         fwd: FwdMethod,
@@ -217,6 +240,7 @@ impl Conn {
         template: bool,
         expires: u64,
         bucket: u32,
+        control: *mut Conn,
     ) -> Conn {
         Conn {
             rcu: Opaque::uninit(),
@@ -231,6 +255,8 @@ impl Conn {
             template,
             in_pkts: AtomicU8::new(0),
             bucket,
+            refs: AtomicU32::new(u32::from(template)),
+            control: AtomicPtr::new(control),
         }
     }
 
@@ -322,6 +348,17 @@ impl Conn {
         expired(self.expires.load(Ordering::Relaxed), now)
     }
 
+    /// Whether a template controls live connections (and so lives on
+    /// past its expiry, as IPVS's `ip_vs_conn_expire` keeps it).
+    fn controls(&self) -> bool {
+        self.template && self.refs.load(Ordering::Relaxed) > 1
+    }
+
+    /// Whether lookups and listings see the entry.
+    fn is_live(&self, now: u64) -> bool {
+        !self.is_expired(now) || self.controls()
+    }
+
     /// Whether nothing proves a real client is behind this entry yet (see
     /// `rvs_core::defense`). Templates never are.
     fn is_embryonic(&self) -> bool {
@@ -352,6 +389,59 @@ impl Counters for ServerCounts<'_> {
             (false, Counted::Active) => &self.dest.active_conns,
             (false, Counted::Inactive) => &self.dest.inactive_conns,
         }
+    }
+}
+
+/// A reference to a persistence template held for a connection it is to
+/// control: the template stays in the table while that connection is
+/// (IPVS's `ip_vs_control_add`). A connection inserted with it keeps it
+/// until it is removed itself; dropped unused, it is given back.
+pub(crate) struct ControlRef(NonNull<Conn>);
+
+impl ControlRef {
+    /// A reference to template `t` (found by a lookup in the caller's
+    /// read section); `None` if the collector is removing it already.
+    pub(crate) fn new(t: &Conn) -> Option<Self> {
+        if !t.template {
+            return None;
+        }
+        t.refs
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |r| {
+                (r != 0).then(|| r.saturating_add(1))
+            })
+            .ok()?;
+        Some(Self(NonNull::from(t)))
+    }
+
+    fn into_raw(self) -> *mut Conn {
+        let p = self.0.as_ptr();
+        core::mem::forget(self);
+        p
+    }
+}
+
+impl Drop for ControlRef {
+    fn drop(&mut self) {
+        // SAFETY: the reference counted in `new` keeps the template's
+        // memory until this call gives it back.
+        unsafe { release_template(self.0.as_ptr()) };
+    }
+}
+
+/// Drops one reference to a template; the last one frees it after a grace
+/// period (it is out of the table by then: the table's own reference went
+/// when it was unlinked).
+///
+/// # Safety
+///
+/// `t` is a template and the caller owns one of its references.
+unsafe fn release_template(t: *mut Conn) {
+    // SAFETY: the caller's reference keeps `*t` allocated.
+    let c = unsafe { &*t };
+    if c.refs.fetch_sub(1, Ordering::AcqRel) == 1 {
+        // SAFETY: no reference is left, the entry is unlinked; readers
+        // that found it before are waited for by the grace period.
+        unsafe { ffi::call_rcu(c.rcu.get(), Some(free_conn)) };
     }
 }
 
@@ -602,7 +692,7 @@ impl ConnTable {
             // SAFETY: entries reachable from a bucket are live, and one that is unlinked meanwhile
             // is freed only after the caller's read-side section (`_g`) ends.
             let c = unsafe { &*p };
-            if pred(c) && !c.is_expired(now) {
+            if pred(c) && c.is_live(now) {
                 return Some(c);
             }
             p = c.next.load(Ordering::Acquire);
@@ -694,6 +784,7 @@ impl ConnTable {
         template: bool,
         expire_secs: u32,
         limits: Limits,
+        control: Option<ControlRef>,
     ) -> Option<&'g Conn> {
         let bucket = self.bucket_of(tuple.af, tuple.protocol, &tuple.caddr, tuple.cport);
         // Full, drop_entry on: make room by evicting an embryonic entry
@@ -712,6 +803,7 @@ impl ConnTable {
             template,
             jiffies().wrapping_add(secs_to_jiffies(expire_secs)),
             u32::try_from(bucket).unwrap_or(u32::MAX),
+            control.as_ref().map_or(ptr::null_mut(), |r| r.0.as_ptr()),
         )) else {
             self.release();
             self.refuse(limits.max);
@@ -731,8 +823,10 @@ impl ConnTable {
             self.release();
             return Some(existing);
         }
-        // A new connection starts inactive (state NONE).
+        // A new connection starts inactive (state NONE). It now owns the
+        // reference to its template.
         conn.state.count_in(&conn.counters());
+        control.map(ControlRef::into_raw);
         conn.dest.refresh_overload();
         conn.next
             .store(head.load(Ordering::Relaxed), Ordering::Relaxed);
@@ -823,9 +917,32 @@ impl ConnTable {
                 c.state.retire(&c.counters());
                 c.dest.refresh_overload();
                 self.count.fetch_sub(1, Ordering::Relaxed);
-                // SAFETY: unlinked above; `free_conn` runs after every
-                // reader that could hold `c` has left its read section.
-                unsafe { ffi::call_rcu(c.rcu.get(), Some(free_conn)) };
+                if c.template {
+                    // The table's reference goes (the collector may have
+                    // claimed it already, see `collect`); controlled
+                    // connections may keep the memory a while.
+                    if c.refs.load(Ordering::Acquire) == 0 {
+                        // SAFETY: unlinked above, no reference left (a
+                        // claimed template is never referenced again);
+                        // `free_conn` runs after every reader that could
+                        // hold `c` has left its read section.
+                        unsafe { ffi::call_rcu(c.rcu.get(), Some(free_conn)) };
+                    } else {
+                        // SAFETY: `c` is a template and this is the
+                        // table's reference to it.
+                        unsafe { release_template(p) };
+                    }
+                } else {
+                    let t = c.control.swap(ptr::null_mut(), Ordering::Relaxed);
+                    if !t.is_null() {
+                        // SAFETY: `t` is the template whose reference this
+                        // connection took over in `insert`.
+                        unsafe { release_template(t) };
+                    }
+                    // SAFETY: unlinked above; `free_conn` runs after every
+                    // reader that could hold `c` has left its read section.
+                    unsafe { ffi::call_rcu(c.rcu.get(), Some(free_conn)) };
+                }
                 removed += 1;
             } else {
                 link = &c.next;
@@ -874,6 +991,21 @@ impl ConnTable {
         }
     }
 
+    /// Takes `conn` (found in the caller's read section `_g`) out of the
+    /// table now: lookups miss it at once, even a template that controls
+    /// connections (IPVS's invalidated template), whose memory stays until
+    /// they go.
+    pub(crate) fn remove(&self, _g: &ReadGuard, conn: &Conn) {
+        let b = conn.bucket as usize;
+        let Some(lock) = self.lock(b) else {
+            return;
+        };
+        let _guard = lock_bh(lock);
+        // The read section keeps `conn` from being freed and its memory
+        // reused, so an address match is that entry.
+        self.sweep_bucket_locked(b, |c| ptr::eq(c, conn));
+    }
+
     /// Makes `conn` expire now: lookups skip it at once, the collector
     /// frees it at its next pass.
     pub(crate) fn expire_now(&self, conn: &Conn) {
@@ -916,7 +1048,19 @@ impl ConnTable {
             let first = group << HINT_SHIFT;
             for b in first..n.min(first + (1 << HINT_SHIFT)) {
                 removed += self.sweep_bucket(b, |c| {
-                    if c.is_expired(now) || (nodest && !c.template && c.dest.is_removed()) {
+                    if c.template && c.is_expired(now) {
+                        // Claim it (the table's reference) unless it
+                        // controls connections: then it lives on, looked
+                        // at again in a while, as IPVS re-arms its timer.
+                        if c.refs
+                            .compare_exchange(1, 0, Ordering::AcqRel, Ordering::Relaxed)
+                            .is_ok()
+                        {
+                            return true;
+                        }
+                        let later = now.wrapping_add(secs_to_jiffies(TEMPLATE_REARM_SECS));
+                        c.expires.store(later, Ordering::Relaxed);
+                    } else if c.is_expired(now) || (nodest && !c.template && c.dest.is_removed()) {
                         return true;
                     }
                     if dropping && c.is_embryonic() && u64::from(c.idle(now)) >= min_idle {
@@ -978,7 +1122,7 @@ impl ConnTable {
             while !p.is_null() {
                 // SAFETY: as in `walk`, under the caller's read section.
                 let c = unsafe { &*p };
-                if i >= index && !c.is_expired(now) && !f(c) {
+                if i >= index && c.is_live(now) && !f(c) {
                     return (bucket, i);
                 }
                 i += 1;

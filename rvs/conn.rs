@@ -15,7 +15,8 @@
 //!
 //! Entries carry an expiry time instead of a timer: lookups ignore expired
 //! entries and a periodic collector ([`ConnTable::collect`]) unlinks them and
-//! frees them after an RCU grace period.
+//! frees them after an RCU grace period. A persistence template that
+//! controls live connections outlives its expiry (see [`ControlRef`]).
 //!
 //! The table holds at most `conn_max` entries (a per-namespace setting): a
 //! slot is reserved before an entry is built, so the limit is exact. Flood
@@ -27,19 +28,51 @@ use crate::rcu::{lock_bh, ReadGuard};
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::defense;
 use crate::rvs_core::hash::{self, SipKey};
-use crate::rvs_core::proto::{self, Dir, TcpFlags, TcpState, Timeouts};
+use crate::rvs_core::proto::{ConnState, Counted, Counters};
+use crate::rvs_core::proto::{Dir, TcpFlags, TcpState, Timeouts};
 use crate::service::{Dest, Service};
 use core::ptr::{self, NonNull};
-use core::sync::atomic::{AtomicPtr, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{new_spinlock, Arc, SpinLock};
 use kernel::types::Opaque;
+
+/// A chain walked by the eviction scan under its stripe lock (held while
+/// the iterator lives).
+struct LockedChain<'a> {
+    _guard: crate::rcu::BhLocked<'a, ()>,
+    p: *mut Conn,
+    now: u64,
+}
+
+impl Iterator for LockedChain<'_> {
+    type Item = (*const Conn, defense::EvictSeen);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.p.is_null() {
+            return None;
+        }
+        // SAFETY: under the chain's stripe lock (`_guard`), entries in it
+        // are live and only lock holders unlink them.
+        let c = unsafe { &*self.p };
+        self.p = c.next.load(Ordering::Relaxed);
+        let seen = defense::EvictSeen {
+            embryonic: c.is_embryonic(),
+            idle: c.idle(self.now),
+        };
+        Some((ptr::from_ref(c), seen))
+    }
+}
 
 /// Number of bucket lock stripes.
 pub(crate) const LOCK_STRIPES: usize = 64;
 
 /// log2 of the buckets per collector hint (see [`ConnTable::collect`]).
 const HINT_SHIFT: u32 = 4;
+/// A template that expires while it controls connections is looked at
+/// again this much later (seconds; IPVS's `ip_vs_conn_expire` re-arms it
+/// for 60 s). Lookups see it all along.
+const TEMPLATE_REARM_SECS: u32 = 60;
 /// The collector looks at every bucket at least this often (seconds).
 const HINT_MAX_SECS: u32 = 60;
 
@@ -127,9 +160,8 @@ pub(crate) struct Conn {
     expires: AtomicU64,
     /// The connection's addresses.
     pub(crate) tuple: Tuple,
-    state: AtomicU16,
-    /// Jiffies (low 32 bits) of the client's last packet.
-    last_in: AtomicU32,
+    /// TCP state, and which of its server's counters it is counted in.
+    state: ConnState,
     /// How its packets reach the real server.
     pub(crate) fwd: FwdMethod,
     /// A persistence template (`-p`): binds a client (masked by `-M`) to
@@ -138,9 +170,18 @@ pub(crate) struct Conn {
     pub(crate) template: bool,
     /// Packets seen from the client, saturating at 255.
     in_pkts: AtomicU8,
+    /// Jiffies (low 32 bits) of the client's last packet.
+    last_in: AtomicU32,
     /// Its bucket in the table (`u32::MAX` for an entry outside it), for
     /// the collector's hint when its expiry moves earlier.
     bucket: u32,
+    /// Templates: references to the entry's memory, 1 while it is in the
+    /// table plus 1 per connection it controls (IPVS's `n_control`); the
+    /// last one dropped frees it. 0 for connections.
+    refs: AtomicU32,
+    /// Connections: the template that controls this one (null if none),
+    /// kept in the table while this connection is (see [`ControlRef`]).
+    control: AtomicPtr<Conn>,
 }
 
 /// Size of one entry in bytes (memory accounting).
@@ -172,14 +213,25 @@ impl Conn {
         dest: Arc<Dest>,
         svc: Arc<Service>,
     ) -> Conn {
-        let c = Conn::fresh(tuple, fwd, dest, svc, false, jiffies(), u32::MAX);
+        let c = Conn::fresh(
+            tuple,
+            fwd,
+            dest,
+            svc,
+            false,
+            jiffies(),
+            u32::MAX,
+            ptr::null_mut(),
+        );
         // Its one datagram came from the client.
         c.in_pkts.store(1, Ordering::Relaxed);
         c
     }
 
     /// A new entry in state NONE, expiring at `expires` (jiffies), for
-    /// `bucket` (`u32::MAX`: outside the table).
+    /// `bucket` (`u32::MAX`: outside the table), controlled by the
+    /// template `control` (null: none; the entry takes over a reference).
+    #[allow(clippy::too_many_arguments)]
     fn fresh(
         tuple: Tuple,
         fwd: FwdMethod,
@@ -188,6 +240,7 @@ impl Conn {
         template: bool,
         expires: u64,
         bucket: u32,
+        control: *mut Conn,
     ) -> Conn {
         Conn {
             rcu: Opaque::uninit(),
@@ -196,23 +249,27 @@ impl Conn {
             fwd,
             dest,
             svc,
-            state: AtomicU16::new(TcpState::None.to_u16()),
+            state: ConnState::new(),
             expires: AtomicU64::new(expires),
             last_in: AtomicU32::new(jiffies() as u32),
             template,
             in_pkts: AtomicU8::new(0),
             bucket,
+            refs: AtomicU32::new(u32::from(template)),
+            control: AtomicPtr::new(control),
         }
     }
 
     /// The TCP state (UDP entries stay `None`... shown as UDP by listings).
     pub(crate) fn state(&self) -> TcpState {
-        TcpState::from_u16(self.state.load(Ordering::Relaxed)).unwrap_or(TcpState::None)
+        self.state.get().unwrap_or(TcpState::None)
     }
 
     /// Advances the state machine for a packet in direction `dir` and
     /// refreshes the expiry, keeping the server's active/inactive counts in
-    /// step. Lock-free: concurrent packets of one connection race on a CAS.
+    /// step. Lock-free: concurrent packets of one connection and the
+    /// collector race on one atomic state word (`ConnState`), which
+    /// decides who moves the counters.
     /// `secure_tcp` (seconds, 0 = off) caps embryonic TCP entries and stops
     /// the server's packets from extending them. Returns the new expiry if
     /// it moved earlier (see [`ConnTable::update`]).
@@ -234,23 +291,9 @@ impl Conn {
         let timeout = match flags {
             None => timeouts.udp,
             Some(f) => {
-                let mut old = self.state.load(Ordering::Relaxed);
-                let new = loop {
-                    let cur = TcpState::from_u16(old).unwrap_or(TcpState::None);
-                    let next = proto::tcp_transition(cur, dir, f);
-                    match self.state.compare_exchange_weak(
-                        old,
-                        next.to_u16(),
-                        Ordering::Relaxed,
-                        Ordering::Relaxed,
-                    ) {
-                        Ok(_) => {
-                            self.account(cur, next);
-                            break next;
-                        }
-                        Err(seen) => old = seen,
-                    }
-                };
+                // `None`: the collector removed it meanwhile (and counted
+                // it out); nothing to refresh.
+                let new = self.state.advance(dir, f, &self.counters())?;
                 if !defense::refreshes(dir, new, secure_tcp) {
                     return None;
                 }
@@ -269,18 +312,13 @@ impl Conn {
         expired(t, old).then_some(t)
     }
 
-    fn account(&self, from: TcpState, to: TcpState) {
-        let (was, is) = (proto::is_active(from), proto::is_active(to));
-        if was == is {
-            return;
+    /// Its server's counters, as its state moves it between them
+    /// (templates: the persistent count).
+    fn counters(&self) -> ServerCounts<'_> {
+        ServerCounts {
+            dest: &self.dest,
+            template: self.template,
         }
-        let (dec, inc) = if is {
-            (&self.dest.inactive_conns, &self.dest.active_conns)
-        } else {
-            (&self.dest.active_conns, &self.dest.inactive_conns)
-        };
-        dec_saturating(dec);
-        inc.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Pushes the expiry `secs` into the future (templates).
@@ -291,17 +329,6 @@ impl Conn {
     /// Makes the entry expire now (lookups skip it at once).
     fn expire_now(&self) -> Option<u64> {
         self.set_expires(jiffies().wrapping_sub(1))
-    }
-
-    /// The counter this entry is accounted in at its server.
-    fn counter(&self) -> &AtomicU32 {
-        if self.template {
-            &self.dest.persist_conns
-        } else if proto::is_active(self.state()) {
-            &self.dest.active_conns
-        } else {
-            &self.dest.inactive_conns
-        }
     }
 
     /// Milliseconds until expiry (listing).
@@ -321,6 +348,17 @@ impl Conn {
         expired(self.expires.load(Ordering::Relaxed), now)
     }
 
+    /// Whether a template controls live connections (and so lives on
+    /// past its expiry, as IPVS's `ip_vs_conn_expire` keeps it).
+    fn controls(&self) -> bool {
+        self.template && self.refs.load(Ordering::Relaxed) > 1
+    }
+
+    /// Whether lookups and listings see the entry.
+    fn is_live(&self, now: u64) -> bool {
+        !self.is_expired(now) || self.controls()
+    }
+
     /// Whether nothing proves a real client is behind this entry yet (see
     /// `rvs_core::defense`). Templates never are.
     fn is_embryonic(&self) -> bool {
@@ -335,6 +373,75 @@ impl Conn {
     /// Jiffies since the client's last packet.
     fn idle(&self, now: u64) -> u32 {
         (now as u32).wrapping_sub(self.last_in.load(Ordering::Relaxed))
+    }
+}
+
+/// A server's counters for one entry (see [`Conn::counters`]).
+struct ServerCounts<'a> {
+    dest: &'a Dest,
+    template: bool,
+}
+
+impl Counters for ServerCounts<'_> {
+    fn counter(&self, c: Counted) -> &AtomicU32 {
+        match (self.template, c) {
+            (true, _) => &self.dest.persist_conns,
+            (false, Counted::Active) => &self.dest.active_conns,
+            (false, Counted::Inactive) => &self.dest.inactive_conns,
+        }
+    }
+}
+
+/// A reference to a persistence template held for a connection it is to
+/// control: the template stays in the table while that connection is
+/// (IPVS's `ip_vs_control_add`). A connection inserted with it keeps it
+/// until it is removed itself; dropped unused, it is given back.
+pub(crate) struct ControlRef(NonNull<Conn>);
+
+impl ControlRef {
+    /// A reference to template `t` (found by a lookup in the caller's
+    /// read section); `None` if the collector is removing it already.
+    pub(crate) fn new(t: &Conn) -> Option<Self> {
+        if !t.template {
+            return None;
+        }
+        t.refs
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |r| {
+                (r != 0).then(|| r.saturating_add(1))
+            })
+            .ok()?;
+        Some(Self(NonNull::from(t)))
+    }
+
+    fn into_raw(self) -> *mut Conn {
+        let p = self.0.as_ptr();
+        core::mem::forget(self);
+        p
+    }
+}
+
+impl Drop for ControlRef {
+    fn drop(&mut self) {
+        // SAFETY: the reference counted in `new` keeps the template's
+        // memory until this call gives it back.
+        unsafe { release_template(self.0.as_ptr()) };
+    }
+}
+
+/// Drops one reference to a template; the last one frees it after a grace
+/// period (it is out of the table by then: the table's own reference went
+/// when it was unlinked).
+///
+/// # Safety
+///
+/// `t` is a template and the caller owns one of its references.
+unsafe fn release_template(t: *mut Conn) {
+    // SAFETY: the caller's reference keeps `*t` allocated.
+    let c = unsafe { &*t };
+    if c.refs.fetch_sub(1, Ordering::AcqRel) == 1 {
+        // SAFETY: no reference is left, the entry is unlinked; readers
+        // that found it before are waited for by the grace period.
+        unsafe { ffi::call_rcu(c.rcu.get(), Some(free_conn)) };
     }
 }
 
@@ -446,6 +553,8 @@ pub(crate) struct ConnTable {
     refused: AtomicU64,
     /// Embryonic entries evicted by `drop_entry`.
     evicted: AtomicU64,
+    /// The bucket the next insert-time eviction scan starts at.
+    evict_cursor: AtomicU32,
     /// Jiffies of the last "table full" warning (0 = never).
     last_full_log: AtomicU64,
 }
@@ -493,6 +602,7 @@ impl ConnTable {
             count: AtomicU32::new(0),
             refused: AtomicU64::new(0),
             evicted: AtomicU64::new(0),
+            evict_cursor: AtomicU32::new(0),
             last_full_log: AtomicU64::new(0),
         })
     }
@@ -582,7 +692,7 @@ impl ConnTable {
             // SAFETY: entries reachable from a bucket are live, and one that is unlinked meanwhile
             // is freed only after the caller's read-side section (`_g`) ends.
             let c = unsafe { &*p };
-            if pred(c) && !c.is_expired(now) {
+            if pred(c) && c.is_live(now) {
                 return Some(c);
             }
             p = c.next.load(Ordering::Acquire);
@@ -660,8 +770,8 @@ impl ConnTable {
     /// Inserts a new connection to `dest`, or returns the one another CPU
     /// inserted for the same request first. `None` when the table is full
     /// or memory is short (the packet is then dropped and counted). With
-    /// `drop_entry` on, a full table first evicts an embryonic entry near
-    /// the new one's bucket. `template`: a persistence template living
+    /// `drop_entry` on, a full table first evicts an embryonic entry (see
+    /// [`Self::evict_one`]). `template`: a persistence template living
     /// `expire_secs`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn insert<'g>(
@@ -674,10 +784,14 @@ impl ConnTable {
         template: bool,
         expire_secs: u32,
         limits: Limits,
+        control: Option<ControlRef>,
     ) -> Option<&'g Conn> {
         let bucket = self.bucket_of(tuple.af, tuple.protocol, &tuple.caddr, tuple.cport);
-        let mut reserved = self.reserve(limits.max);
-        if !reserved && limits.drop_entry == 0 {
+        // Full, drop_entry on: make room by evicting an embryonic entry
+        // (before taking this bucket's lock: the scan takes others).
+        let reserved = self.reserve(limits.max)
+            || (limits.drop_entry != 0 && self.evict_one(g) && self.reserve(limits.max));
+        if !reserved {
             self.refuse(limits.max);
             return None;
         }
@@ -689,17 +803,14 @@ impl ConnTable {
             template,
             jiffies().wrapping_add(secs_to_jiffies(expire_secs)),
             u32::try_from(bucket).unwrap_or(u32::MAX),
+            control.as_ref().map_or(ptr::null_mut(), |r| r.0.as_ptr()),
         )) else {
-            if reserved {
-                self.release();
-            }
+            self.release();
             self.refuse(limits.max);
             return None;
         };
         let (Some(head), Some(lock)) = (self.buckets.get(bucket), self.lock(bucket)) else {
-            if reserved {
-                self.release();
-            }
+            self.release();
             return None;
         };
         let _guard = lock_bh(lock);
@@ -709,22 +820,13 @@ impl ConnTable {
                 && c.tuple
                     .same_request(t.af, t.protocol, &t.caddr, t.cport, &t.vaddr, t.vport)
         }) {
-            if reserved {
-                self.release();
-            }
+            self.release();
             return Some(existing);
         }
-        if !reserved {
-            // Full, drop_entry on: make room by evicting an embryonic entry
-            // from the buckets sharing this lock.
-            reserved = self.evict_one_locked(bucket) && self.reserve(limits.max);
-            if !reserved {
-                self.refuse(limits.max);
-                return None;
-            }
-        }
-        // A new connection starts inactive (state NONE).
-        conn.counter().fetch_add(1, Ordering::Relaxed);
+        // A new connection starts inactive (state NONE). It now owns the
+        // reference to its template.
+        conn.state.count_in(&conn.counters());
+        control.map(ControlRef::into_raw);
         conn.dest.refresh_overload();
         conn.next
             .store(head.load(Ordering::Relaxed), Ordering::Relaxed);
@@ -753,45 +855,42 @@ impl ConnTable {
         self.sweep_bucket_locked(bucket, doomed)
     }
 
-    /// Evicts the embryonic entry idle longest among the buckets that share
-    /// `bucket`'s stripe lock (`defense::evict_scan_buckets`),
-    /// starting at `bucket` (stopping early after `EVICT_SCAN_ENTRIES`
-    /// entries once there is a candidate). The caller holds that lock.
-    /// Returns whether one went.
-    fn evict_one_locked(&self, bucket: usize) -> bool {
+    /// Evicts the embryonic entry idle longest among those a bounded scan
+    /// looks at (`defense::pick_victim`: at most `EVICT_SCAN_BUCKETS`
+    /// buckets from the table's eviction cursor, at most
+    /// `EVICT_SCAN_ENTRIES` entries). Takes each non-empty chain's stripe
+    /// lock in turn, one at a time; the caller holds none. Returns whether
+    /// one went.
+    fn evict_one(&self, _g: &ReadGuard) -> bool {
         let now = jiffies();
-        let n = self.buckets.len();
-        let mut victim: Option<(usize, *const Conn, u32)> = None;
-        let mut seen = 0usize;
-        let mut b = bucket;
-        for _ in 0..defense::evict_scan_buckets(n, LOCK_STRIPES) {
-            if seen >= defense::EVICT_SCAN_ENTRIES && victim.is_some() {
-                break;
+        let start = self.evict_cursor.load(Ordering::Relaxed) as usize;
+        let pick = defense::pick_victim(start, self.buckets.len(), |b| {
+            let head = self.buckets.get(b)?;
+            // Empty buckets cost a load, no lock round trip.
+            if head.load(Ordering::Relaxed).is_null() {
+                return None;
             }
-            let mut p = self
-                .buckets
-                .get(b)
-                .map_or(ptr::null_mut(), |h| h.load(Ordering::Relaxed));
-            while !p.is_null() {
-                seen += 1;
-                // SAFETY: under the stripe lock of `b` (the caller's), entries
-                // in the chain are live and only lock holders unlink them.
-                let c = unsafe { &*p };
-                if c.is_embryonic() {
-                    let idle = c.idle(now);
-                    if victim.map_or(true, |(_, _, best)| idle >= best) {
-                        victim = Some((b, p.cast_const(), idle));
-                    }
-                }
-                p = c.next.load(Ordering::Relaxed);
-            }
-            // Same stripe: bucket indices congruent modulo LOCK_STRIPES.
-            b = (b + LOCK_STRIPES) % n.max(1);
-        }
-        let Some((vb, vp, _)) = victim else {
+            let guard = lock_bh(self.lock(b)?);
+            Some(LockedChain {
+                _guard: guard,
+                p: head.load(Ordering::Relaxed),
+                now,
+            })
+        });
+        // Racing inserts may store older cursors: that only repeats a look.
+        self.evict_cursor
+            .store(u32::try_from(pick.next).unwrap_or(0), Ordering::Relaxed);
+        let Some((vb, vp)) = pick.victim else {
             return false;
         };
-        let gone = self.sweep_bucket_locked(vb, |c| ptr::eq(c, vp));
+        let Some(lock) = self.lock(vb) else {
+            return false;
+        };
+        let _guard = lock_bh(lock);
+        // The caller's read section (`_g`) keeps a victim unlinked meanwhile
+        // from being freed and reused, so an address match is that entry;
+        // it must still be embryonic.
+        let gone = self.sweep_bucket_locked(vb, |c| ptr::eq(c, vp) && c.is_embryonic());
         self.evicted.fetch_add(u64::from(gone), Ordering::Relaxed);
         gone > 0
     }
@@ -814,12 +913,36 @@ impl ConnTable {
             if doomed(c) {
                 // Readers at `c` still see its `next`; new readers skip it.
                 link.store(c.next.load(Ordering::Relaxed), Ordering::Release);
-                dec_saturating(c.counter());
+                // Counted out exactly once, whatever packets do meanwhile.
+                c.state.retire(&c.counters());
                 c.dest.refresh_overload();
                 self.count.fetch_sub(1, Ordering::Relaxed);
-                // SAFETY: unlinked above; `free_conn` runs after every
-                // reader that could hold `c` has left its read section.
-                unsafe { ffi::call_rcu(c.rcu.get(), Some(free_conn)) };
+                if c.template {
+                    // The table's reference goes (the collector may have
+                    // claimed it already, see `collect`); controlled
+                    // connections may keep the memory a while.
+                    if c.refs.load(Ordering::Acquire) == 0 {
+                        // SAFETY: unlinked above, no reference left (a
+                        // claimed template is never referenced again);
+                        // `free_conn` runs after every reader that could
+                        // hold `c` has left its read section.
+                        unsafe { ffi::call_rcu(c.rcu.get(), Some(free_conn)) };
+                    } else {
+                        // SAFETY: `c` is a template and this is the
+                        // table's reference to it.
+                        unsafe { release_template(p) };
+                    }
+                } else {
+                    let t = c.control.swap(ptr::null_mut(), Ordering::Relaxed);
+                    if !t.is_null() {
+                        // SAFETY: `t` is the template whose reference this
+                        // connection took over in `insert`.
+                        unsafe { release_template(t) };
+                    }
+                    // SAFETY: unlinked above; `free_conn` runs after every
+                    // reader that could hold `c` has left its read section.
+                    unsafe { ffi::call_rcu(c.rcu.get(), Some(free_conn)) };
+                }
                 removed += 1;
             } else {
                 link = &c.next;
@@ -868,6 +991,21 @@ impl ConnTable {
         }
     }
 
+    /// Takes `conn` (found in the caller's read section `_g`) out of the
+    /// table now: lookups miss it at once, even a template that controls
+    /// connections (IPVS's invalidated template), whose memory stays until
+    /// they go.
+    pub(crate) fn remove(&self, _g: &ReadGuard, conn: &Conn) {
+        let b = conn.bucket as usize;
+        let Some(lock) = self.lock(b) else {
+            return;
+        };
+        let _guard = lock_bh(lock);
+        // The read section keeps `conn` from being freed and its memory
+        // reused, so an address match is that entry.
+        self.sweep_bucket_locked(b, |c| ptr::eq(c, conn));
+    }
+
     /// Makes `conn` expire now: lookups skip it at once, the collector
     /// frees it at its next pass.
     pub(crate) fn expire_now(&self, conn: &Conn) {
@@ -910,7 +1048,19 @@ impl ConnTable {
             let first = group << HINT_SHIFT;
             for b in first..n.min(first + (1 << HINT_SHIFT)) {
                 removed += self.sweep_bucket(b, |c| {
-                    if c.is_expired(now) || (nodest && !c.template && c.dest.is_removed()) {
+                    if c.template && c.is_expired(now) {
+                        // Claim it (the table's reference) unless it
+                        // controls connections: then it lives on, looked
+                        // at again in a while, as IPVS re-arms its timer.
+                        if c.refs
+                            .compare_exchange(1, 0, Ordering::AcqRel, Ordering::Relaxed)
+                            .is_ok()
+                        {
+                            return true;
+                        }
+                        let later = now.wrapping_add(secs_to_jiffies(TEMPLATE_REARM_SECS));
+                        c.expires.store(later, Ordering::Relaxed);
+                    } else if c.is_expired(now) || (nodest && !c.template && c.dest.is_removed()) {
                         return true;
                     }
                     if dropping && c.is_embryonic() && u64::from(c.idle(now)) >= min_idle {
@@ -972,7 +1122,7 @@ impl ConnTable {
             while !p.is_null() {
                 // SAFETY: as in `walk`, under the caller's read section.
                 let c = unsafe { &*p };
-                if i >= index && !c.is_expired(now) && !f(c) {
+                if i >= index && c.is_live(now) && !f(c) {
                     return (bucket, i);
                 }
                 i += 1;

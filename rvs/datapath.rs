@@ -12,7 +12,7 @@
 //! Malformed packets pass too: the stack's own checks drop them, and rvs
 //! never reads beyond what [`Skb::header`] proved is there.
 
-use crate::conn::{Conn, ConnTable, Tuple};
+use crate::conn::{Conn, ConnTable, ControlRef, Tuple};
 use crate::hooks::Verdict;
 use crate::netns::Net;
 use crate::rcu::ReadGuard;
@@ -302,7 +302,7 @@ fn request(
                 // for the twos scheduler.
                 random: unsafe { crate::ffi::get_random_u32() },
             };
-            let dest = match svc.persistence() {
+            let (dest, control) = match svc.persistence() {
                 Some((timeout, mask)) => {
                     let quiescent = ns.setting(Setting::ExpireQuiescentTemplate) != 0;
                     persistent_dest(
@@ -315,7 +315,7 @@ fn request(
                         ns.limits(),
                     )
                 }
-                None => svc.schedule(g, &flow),
+                None => (svc.schedule(g, &flow), None),
             };
             let Some(dest) = dest else {
                 // No server can take it: like IPVS, drop.
@@ -339,7 +339,17 @@ fn request(
                 unhashed = Conn::one_packet(tuple, fwd, dest, svc.clone());
                 &unhashed
             } else {
-                match conns.insert(g, tuple, fwd, dest, svc.clone(), false, 2, ns.limits()) {
+                match conns.insert(
+                    g,
+                    tuple,
+                    fwd,
+                    dest,
+                    svc.clone(),
+                    false,
+                    2,
+                    ns.limits(),
+                    control,
+                ) {
                     Some(c) => c,
                     None => return Verdict::Drop,
                 }
@@ -414,7 +424,9 @@ fn nodest(ns: &NetState, conns: &ConnTable, c: &Conn, pkt: &Packet) -> Nodest {
 /// The server of a persistent service for this client: the one its
 /// template (client address masked by `-M`) names while that server is
 /// still in the service, else a newly scheduled one, remembered for
-/// `timeout` seconds after the client's last new connection. As in IPVS, a
+/// `timeout` seconds after the client's last new connection, and as long as
+/// a connection it controls lives (the returned reference, for the new
+/// connection to hold; IPVS's `ip_vs_control_add`). As in IPVS, a
 /// quiesced (weight 0) server keeps its persistent clients, unless
 /// `quiescent` (the `expire_quiescent_template` setting) says such
 /// templates expire, so their clients move on. A firewall-mark service's
@@ -429,7 +441,7 @@ fn persistent_dest(
     (timeout, mask): (u32, [u8; 16]),
     quiescent: bool,
     limits: crate::conn::Limits,
-) -> Option<Arc<Dest>> {
+) -> (Option<Arc<Dest>>, Option<ControlRef>) {
     let (caddr, vaddr, vport) = (&flow.caddr, &flow.vaddr, flow.vport);
     let mut masked = [0u8; 16];
     for (m, (a, k)) in masked.iter_mut().zip(caddr.iter().zip(mask)) {
@@ -447,11 +459,20 @@ fn persistent_dest(
         let expired = quiescent && t.dest.weight() == 0;
         if !t.dest.removed.load(Ordering::Relaxed) && !expired {
             conns.touch(t, timeout);
-            return Some(t.dest.clone());
+            // `None`: the collector is removing it right now; a new
+            // template takes its place.
+            if let Some(r) = ControlRef::new(t) {
+                return (Some(t.dest.clone()), Some(r));
+            }
+        } else {
+            // Invalidated: out of the table now, even while it controls
+            // connections (they keep their server until they end).
+            conns.remove(g, t);
         }
-        conns.expire_now(t);
     }
-    let dest = svc.schedule(g, flow)?;
+    let Some(dest) = svc.schedule(g, flow) else {
+        return (None, None);
+    };
     let tuple = Tuple {
         af,
         protocol: proto,
@@ -472,8 +493,12 @@ fn persistent_dest(
         true,
         timeout,
         limits,
+        None,
     );
-    Some(t.map_or(dest, |t| t.dest.clone()))
+    match t {
+        Some(t) => (Some(t.dest.clone()), ControlRef::new(t)),
+        None => (Some(dest), None),
+    }
 }
 
 /// An ICMP or ICMPv6 error about a connection rvs forwards (IPVS's

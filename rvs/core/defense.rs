@@ -14,8 +14,9 @@
 //! - `drop_entry` (percent of `conn_max`, 0 = off): above that fill level
 //!   the collector evicts every *embryonic* entry idle for at least
 //!   [`DROP_MIN_IDLE_SECS`]; and a new connection that finds the table
-//!   full evicts the oldest embryonic entry it finds near its own bucket
-//!   instead of being refused.
+//!   full evicts the embryonic entry idle longest among the few it looks
+//!   at ([`pick_victim`]: a bounded slice of the table) instead of being
+//!   refused.
 //! - `secure_tcp` (seconds, 0 = off): an embryonic TCP entry lives that
 //!   long after the client's last packet (instead of SYN_RECV's 60 s), and
 //!   the real server's SYN-ACK retransmissions no longer extend it.
@@ -40,18 +41,83 @@ pub const SECURE_TCP_MAX: u32 = 60;
 /// An embryonic entry must have been idle this long before the collector
 /// evicts it, so a handshake in progress (one round trip) is never cut.
 pub const DROP_MIN_IDLE_SECS: u32 = 1;
-/// How many buckets sharing the new entry's lock stripe an insert into a
-/// full table searches for an embryonic entry to evict: the whole stripe
-/// of a table of `buckets` buckets split into `stripes`, so that a sparse
-/// table (a small `conn_max` in a large table) still finds one; empty
-/// buckets cost one load each.
-pub fn evict_scan_buckets(buckets: usize, stripes: usize) -> usize {
-    buckets.checked_div(stripes).unwrap_or(buckets).max(1)
+/// An insert into a full table looks at most at this many buckets for
+/// an embryonic entry to evict: consecutive ones from a cursor that the
+/// next such insert resumes from, so a sparse table (a small `conn_max`
+/// in a large table) is searched a slice at a time; an empty bucket costs
+/// one load (8 share a cache line), and no lock.
+pub const EVICT_SCAN_BUCKETS: usize = 4096;
+/// ... and at most this many entries, whether or not it found a
+/// candidate: in a crowded table with nothing embryonic the work per new
+/// connection stays bounded, not a walk of a lock stripe's chains.
+pub const EVICT_SCAN_ENTRIES: usize = 32;
+
+/// One entry as the eviction scan sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct EvictSeen {
+    /// Whether it is embryonic ([`is_embryonic`]).
+    pub embryonic: bool,
+    /// Time since the client's last packet (any unit, larger is older).
+    pub idle: u32,
 }
 
-/// ... and an insert stops scanning once it has looked at this many
-/// entries and has a candidate, which bounds the work in a crowded table.
-pub const EVICT_SCAN_ENTRIES: usize = 32;
+/// What an eviction scan chose and how much it looked at.
+#[derive(Debug)]
+pub struct EvictPick<T> {
+    /// The bucket and entry to evict: the embryonic entry idle longest
+    /// among those looked at.
+    pub victim: Option<(usize, T)>,
+    /// The bucket the next scan starts at.
+    pub next: usize,
+    /// Buckets looked at (empty ones included).
+    pub buckets: usize,
+    /// Entries looked at.
+    pub entries: usize,
+}
+
+/// The eviction scan of an insert into a full table of `table` buckets,
+/// starting at bucket `start`: `chain(b)` gives bucket `b`'s entries
+/// (`None` when it is empty; the caller locks the chain while the
+/// iterator lives). At most [`EVICT_SCAN_BUCKETS`] buckets and
+/// [`EVICT_SCAN_ENTRIES`] entries are looked at (the iterator of the last
+/// chain is dropped unfinished when the entry budget runs out).
+pub fn pick_victim<T, I>(
+    start: usize,
+    table: usize,
+    mut chain: impl FnMut(usize) -> Option<I>,
+) -> EvictPick<T>
+where
+    I: Iterator<Item = (T, EvictSeen)>,
+{
+    let n = table.max(1);
+    let mut pick = EvictPick {
+        victim: None,
+        next: start.checked_rem(n).unwrap_or(0),
+        buckets: 0,
+        entries: 0,
+    };
+    let mut best = 0u32;
+    while pick.buckets < EVICT_SCAN_BUCKETS.min(n) && pick.entries < EVICT_SCAN_ENTRIES {
+        let b = pick.next;
+        pick.buckets = pick.buckets.saturating_add(1);
+        pick.next = b.checked_add(1).filter(|&x| x < n).unwrap_or(0);
+        let Some(entries) = chain(b) else {
+            continue;
+        };
+        for (t, seen) in entries {
+            pick.entries = pick.entries.saturating_add(1);
+            if seen.embryonic && (pick.victim.is_none() || seen.idle >= best) {
+                best = seen.idle;
+                pick.victim = Some((b, t));
+            }
+            if pick.entries >= EVICT_SCAN_ENTRIES {
+                break;
+            }
+        }
+    }
+    pick
+}
+
 /// At most one "table full" warning per namespace this often, in seconds.
 pub const FULL_LOG_INTERVAL_SECS: u32 = 10;
 
@@ -198,11 +264,86 @@ mod tests {
         assert!(!may_log(u64::MAX - 10, 980, 1000));
     }
 
+    /// A table of `n` buckets, each holding `per` entries, embryonic when
+    /// `emb` says so; returns the pick and how many entries were
+    /// actually produced (read) by the scan.
+    fn scan(
+        n: usize,
+        start: usize,
+        per: impl Fn(usize) -> usize,
+        emb: impl Fn(usize, usize) -> bool,
+    ) -> (EvictPick<(usize, usize)>, usize) {
+        let read = core::cell::Cell::new(0usize);
+        let pick = pick_victim(start, n, |b| {
+            let k = per(b);
+            (k > 0).then(|| {
+                let (read, emb) = (&read, &emb);
+                (0..k).map(move |i| {
+                    read.set(read.get() + 1);
+                    (
+                        (b, i),
+                        EvictSeen {
+                            embryonic: emb(b, i),
+                            idle: (b * 7 + i) as u32,
+                        },
+                    )
+                })
+            })
+        });
+        (pick, read.get())
+    }
+
     #[test]
-    fn eviction_scans_a_whole_stripe() {
-        assert_eq!(evict_scan_buckets(1 << 18, 64), 4096);
-        assert_eq!(evict_scan_buckets(1 << 16, 64), 1024);
-        assert_eq!(evict_scan_buckets(32, 64), 1);
-        assert_eq!(evict_scan_buckets(1 << 8, 0), 256);
+    fn eviction_work_is_bounded() {
+        // A crowded table (2^18 buckets, 4 entries each, 1M entries) with
+        // nothing embryonic: a new connection must not read a whole stripe.
+        let (p, read) = scan(1 << 18, 12345, |_| 4, |_, _| false);
+        assert!(p.victim.is_none());
+        assert!(read <= EVICT_SCAN_ENTRIES, "read {read} entries");
+        assert_eq!(read, p.entries);
+        // An empty table of 2^20 buckets: a bounded number of loads.
+        let (p, read) = scan(1 << 20, 99, |_| 0, |_, _| false);
+        assert_eq!(read, 0);
+        assert!(
+            p.buckets <= EVICT_SCAN_BUCKETS,
+            "looked at {} buckets",
+            p.buckets
+        );
+    }
+
+    #[test]
+    fn eviction_picks_the_oldest_embryonic_it_sees() {
+        // Every entry embryonic; idle grows with the bucket and position.
+        let (p, _) = scan(1 << 12, 0, |_| 3, |_, _| true);
+        let (b, (vb, vi)) = p.victim.unwrap();
+        assert_eq!(b, vb);
+        // The oldest among those read (the scan reads at most
+        // EVICT_SCAN_ENTRIES).
+        assert!(p.entries <= EVICT_SCAN_ENTRIES);
+        assert!(vi < 3);
+        // Only one embryonic entry, a few buckets ahead: found.
+        let (p, _) = scan(1 << 18, 1000, |b| usize::from(b == 1003), |_, _| true);
+        assert_eq!(p.victim.map(|(b, _)| b), Some(1003));
+        // The cursor wraps at the end of the table.
+        let n = 1 << 12;
+        let (p, _) = scan(n, n - 2, |b| usize::from(b == 1), |_, _| true);
+        assert_eq!(p.victim.map(|(b, _)| b), Some(1));
+    }
+
+    #[test]
+    fn eviction_cursor_moves_on() {
+        // Nothing to find in a sparse table: the next scan resumes where
+        // this one stopped (so repeated inserts cover the table).
+        let n = 1 << 18;
+        let (p, _) = scan(n, 7, |_| 0, |_, _| false);
+        assert_eq!(p.next, 7 + EVICT_SCAN_BUCKETS);
+        // Out of entries: resumes after the last bucket it read.
+        let (p, _) = scan(n, 100, |_| 8, |_, _| false);
+        assert_eq!((p.entries, p.buckets, p.next), (EVICT_SCAN_ENTRIES, 4, 104));
+        // A table smaller than the bucket budget is looked at once.
+        let (p, _) = scan(256, 10, |_| 0, |_, _| false);
+        assert_eq!((p.buckets, p.next), (256, 10));
+        let (p, _) = scan(0, 10, |_| 0, |_, _| false);
+        assert_eq!(p.buckets, 1);
     }
 }

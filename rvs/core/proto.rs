@@ -13,6 +13,8 @@
 
 #![forbid(unsafe_code)]
 
+use core::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+
 /// IPVS's TCP connection states, as listed by `ipvsadm -Lc`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum TcpState {
@@ -386,6 +388,143 @@ impl Timeouts {
     }
 }
 
+/// Which of its real server's counters a connection is counted in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Counted {
+    /// ActiveConn ([`is_active`] states).
+    Active,
+    /// InActConn (every other state; UDP entries stay here).
+    Inactive,
+}
+
+impl Counted {
+    /// The counter of a connection in `state`.
+    pub fn of(state: TcpState) -> Counted {
+        if is_active(state) {
+            Counted::Active
+        } else {
+            Counted::Inactive
+        }
+    }
+}
+
+/// A real server's connection counters, as [`ConnState`] moves them.
+pub trait Counters {
+    /// The counter for `c`.
+    fn counter(&self, c: Counted) -> &AtomicU32;
+}
+
+/// The state of one connection entry, which also decides the counter of
+/// its real server it is counted in: every move between ActiveConn,
+/// InActConn and gone is made by the one atomic update of this word that
+/// changed the state, so a packet's transition and the collector's removal
+/// racing on one entry each account exactly once (IPVS takes a lock per
+/// connection for this).
+///
+/// Counters are only ever decremented after the increment that put the
+/// entry there (the increment comes before the state update that others
+/// must see first, with release/acquire ordering), so they never
+/// underflow; a racing reader may see an entry counted twice for an
+/// instant, never missing twice.
+#[derive(Debug)]
+pub struct ConnState(AtomicU8);
+
+/// The state word of an entry that left the table.
+const GONE: u8 = u8::MAX;
+
+impl Default for ConnState {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn word(s: TcpState) -> u8 {
+    u8::try_from(s.to_u16()).unwrap_or(0)
+}
+
+fn state_of(w: u8) -> TcpState {
+    TcpState::from_u16(u16::from(w)).unwrap_or(TcpState::None)
+}
+
+impl ConnState {
+    /// A new entry's state: NONE (inactive).
+    pub const fn new() -> Self {
+        Self(AtomicU8::new(0))
+    }
+
+    /// The TCP state; `None` once the entry left the table.
+    pub fn get(&self) -> Option<TcpState> {
+        let w = self.0.load(Ordering::Relaxed);
+        (w != GONE).then(|| state_of(w))
+    }
+
+    /// Counts a new entry in at its server; call once, before the entry
+    /// is published.
+    pub fn count_in(&self, counters: &impl Counters) {
+        if let Some(s) = self.get() {
+            counters
+                .counter(Counted::of(s))
+                .fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Advances the state for a segment with `flags` travelling in `dir`
+    /// and moves the connection between its server's counters if the new
+    /// state counts elsewhere. Returns the new state; `None` (nothing
+    /// changed, nothing counted) if the entry already left the table.
+    pub fn advance(&self, dir: Dir, flags: TcpFlags, counters: &impl Counters) -> Option<TcpState> {
+        let mut old = self.0.load(Ordering::Acquire);
+        loop {
+            if old == GONE {
+                return None;
+            }
+            let cur = state_of(old);
+            let next = tcp_transition(cur, dir, flags);
+            if next == cur {
+                return Some(cur);
+            }
+            let (was, is) = (Counted::of(cur), Counted::of(next));
+            let moves = was != is;
+            if moves {
+                counters.counter(is).fetch_add(1, Ordering::Relaxed);
+            }
+            match self
+                .0
+                .compare_exchange_weak(old, word(next), Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => {
+                    if moves {
+                        counters.counter(was).fetch_sub(1, Ordering::Relaxed);
+                    }
+                    return Some(next);
+                }
+                Err(seen) => {
+                    if moves {
+                        // Not moved after all: take back the increment.
+                        counters.counter(is).fetch_sub(1, Ordering::Relaxed);
+                    }
+                    old = seen;
+                }
+            }
+        }
+    }
+
+    /// The entry leaves the table: marks it gone and counts it out of the
+    /// counter its last state was in. Returns that state, or `None` if it
+    /// was gone already (then nothing is counted).
+    pub fn retire(&self, counters: &impl Counters) -> Option<TcpState> {
+        let w = self.0.swap(GONE, Ordering::AcqRel);
+        if w == GONE {
+            return None;
+        }
+        let s = state_of(w);
+        counters
+            .counter(Counted::of(s))
+            .fetch_sub(1, Ordering::Relaxed);
+        Some(s)
+    }
+}
+
 #[cfg(test)]
 mod reopen_tests {
     use super::*;
@@ -662,5 +801,147 @@ mod tests {
         assert_eq!(t.set_all(0, 0, 60), Ok(()));
         assert_eq!(t.udp, 60);
         assert_eq!(t.tcp_established, 7200);
+    }
+}
+
+#[cfg(test)]
+mod accounting_tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+    use std::vec::Vec;
+
+    #[derive(Default)]
+    struct Server {
+        active: AtomicU32,
+        inactive: AtomicU32,
+    }
+
+    impl Counters for Server {
+        fn counter(&self, c: Counted) -> &AtomicU32 {
+            match c {
+                Counted::Active => &self.active,
+                Counted::Inactive => &self.inactive,
+            }
+        }
+    }
+
+    fn f(syn: bool, ack: bool, fin: bool, rst: bool) -> TcpFlags {
+        TcpFlags { syn, ack, fin, rst }
+    }
+
+    /// A small xorshift generator (no std rand in a no_std crate's tests).
+    fn rng(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
+    #[test]
+    fn single_thread_moves() {
+        let s = Server::default();
+        let c = ConnState::new();
+        c.count_in(&s);
+        assert_eq!(s.inactive.load(Ordering::Relaxed), 1);
+        let mut last = TcpState::None;
+        for (dir, seg) in [
+            (Dir::Input, f(true, false, false, false)),
+            (Dir::Output, f(true, true, false, false)),
+            (Dir::Input, f(false, true, false, false)),
+            (Dir::Input, f(false, true, true, false)),
+            (Dir::Output, f(false, false, false, true)),
+        ] {
+            last = c.advance(dir, seg, &s).unwrap();
+            let want = match Counted::of(last) {
+                Counted::Active => (1, 0),
+                Counted::Inactive => (0, 1),
+            };
+            let got = (
+                s.active.load(Ordering::Relaxed),
+                s.inactive.load(Ordering::Relaxed),
+            );
+            assert_eq!(got, want, "{last:?}");
+        }
+        assert_eq!(c.retire(&s), Some(last));
+        assert_eq!(
+            (
+                s.active.load(Ordering::Relaxed),
+                s.inactive.load(Ordering::Relaxed)
+            ),
+            (0, 0)
+        );
+    }
+
+    /// Packets of both directions on several threads race each other and
+    /// the collector's removal of the same entries: once every entry is
+    /// gone both counters are 0, and they never underflow meanwhile.
+    #[test]
+    fn racing_transitions_and_removal_account_exactly_once() {
+        const CONNS: usize = 64;
+        const ROUNDS: usize = 300;
+        let segs = [
+            f(true, false, false, false),
+            f(true, true, false, false),
+            f(false, true, false, false),
+            f(false, true, true, false),
+            f(false, false, false, true),
+            f(false, false, false, false),
+        ];
+        for round in 0..ROUNDS {
+            let server = Server::default();
+            let conns: Vec<ConnState> = (0..CONNS).map(|_| ConnState::new()).collect();
+            for c in &conns {
+                c.count_in(&server);
+            }
+            let go = AtomicBool::new(false);
+            let underflow = AtomicBool::new(false);
+            std::thread::scope(|t| {
+                for dir in [Dir::Input, Dir::Output, Dir::Input] {
+                    let (server, conns, go) = (&server, &conns, &go);
+                    t.spawn(move || {
+                        let mut seed = (round as u64 + 1) * 0x9e37_79b9 + dir as u64 + 7;
+                        while !go.load(Ordering::Acquire) {}
+                        for _ in 0..4 {
+                            for c in conns {
+                                let seg = segs[(rng(&mut seed) % segs.len() as u64) as usize];
+                                c.advance(dir, seg, server);
+                            }
+                        }
+                    });
+                }
+                let (server, conns, go, underflow) = (&server, &conns, &go, &underflow);
+                t.spawn(move || {
+                    while !go.load(Ordering::Acquire) {}
+                    for c in conns {
+                        c.retire(server);
+                        let (a, i) = (
+                            server.active.load(Ordering::Relaxed),
+                            server.inactive.load(Ordering::Relaxed),
+                        );
+                        if a as usize > 2 * CONNS || i as usize > 2 * CONNS {
+                            underflow.store(true, Ordering::Relaxed);
+                        }
+                    }
+                });
+                go.store(true, Ordering::Release);
+            });
+            // Removing an entry twice must not count it out again.
+            for c in &conns {
+                assert_eq!(c.retire(&server), None);
+                assert_eq!(c.get(), None);
+            }
+            assert!(
+                !underflow.load(Ordering::Relaxed),
+                "round {round}: a counter wrapped"
+            );
+            assert_eq!(
+                (
+                    server.active.load(Ordering::Relaxed),
+                    server.inactive.load(Ordering::Relaxed)
+                ),
+                (0, 0),
+                "round {round}: counters left after every entry went"
+            );
+        }
     }
 }

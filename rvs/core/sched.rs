@@ -1401,6 +1401,50 @@ mod tests {
         assert_eq!(t2.lookup, t.lookup);
     }
 
+    /// Real server `i` with its own identity ([`DestView::id`] = `i`).
+    fn named(i: u8, weight: u32) -> DestView {
+        DestView {
+            id: u32::from(i),
+            ..server(i, weight)
+        }
+    }
+
+    /// The table names servers, not list positions: looked up with a list
+    /// other than the one it was built from (a server added at the head,
+    /// as the kernel lists them, or one deleted), every flow still reaches
+    /// the server the table gave it, and a deleted server's flows find it
+    /// gone (none, or another server with mh-fallback) instead of landing
+    /// on a neighbour or past the end of the list.
+    #[test]
+    fn mh_table_and_list_of_different_versions() {
+        let old: Vec<DestView> = (1..=4).map(|i| named(i, 1)).collect();
+        let (mut plain, t) = mh_setup(&old, false, false);
+        let mut fb = state(SchedKind::Mh, true, false);
+        let mut added = vec![named(9, 1)];
+        added.extend_from_slice(&old);
+        let deleted: Vec<DestView> = old.iter().copied().filter(|d| d.id != 3).collect();
+        let id = |d: &[DestView], i: Option<usize>| i.map(|i| d[i].id);
+        let mut to_deleted = 0;
+        for n in 0..3000 {
+            let f = client(n, 0);
+            let want = id(&old, plain.schedule_flow_with(&old, &f, Some(&t)));
+            assert!(want.is_some());
+            let got = id(&added, plain.schedule_flow_with(&added, &f, Some(&t)));
+            assert_eq!(got, want, "client {n}, list with a server added");
+            let got = id(&deleted, plain.schedule_flow_with(&deleted, &f, Some(&t)));
+            let moved = id(&deleted, fb.schedule_flow_with(&deleted, &f, Some(&t)));
+            if want == Some(3) {
+                to_deleted += 1;
+                assert_eq!(got, None, "client {n} of the deleted server");
+                assert!(moved.is_some() && moved != Some(3), "client {n}: {moved:?}");
+            } else {
+                assert_eq!(got, want, "client {n}, list with a server deleted");
+                assert_eq!(moved, want, "client {n}, fallback");
+            }
+        }
+        assert!(to_deleted > 300, "{to_deleted}");
+    }
+
     #[test]
     fn mh_quiesce_and_fallback() {
         let mut dests = [server(1, 2), server(2, 2), server(3, 2)];

@@ -1,0 +1,98 @@
+#!/bin/bash
+# mh while its real servers change: one real server is added and deleted
+# in a loop while clients from 40 source addresses open connections. The
+# scheduler's Maglev table and its list of servers must always belong
+# together: every connection succeeds without a dropped SYN (no SYN
+# retransmission) and reaches the server that the table for the list
+# before or after the change gives it (a table built for another list
+# would send it one server off, or past the end of the list: dropped).
+# After the churn, every client reaches exactly the server the Maglev
+# computation (tests/py/maglev.py, a model of IPVS's ip_vs_mh) expects.
+. "$(dirname "$0")/../lib.sh"
+adm_init mh
+mk_test_tmp
+topo_nat mhc 4
+for i in 1 2 3 4; do serve_name_bg "${RS[$i]}" tcp 80 rs$i; done
+for i in 1 2 3 4; do wait_listen "${RS[$i]}" tcp 80; done
+for i in $(seq 10 49); do echo "addr add 10.0.0.$i/24 dev c0"; done | nsip "$CL"
+svc="-t $VIP:80"
+adm_ok "$LB" -A $svc -s mh
+for i in 1 2 3; do adm_ok "$LB" -a $svc -r ${RIP[$i]}:80 -m -w 1; done
+
+# clients ROUNDS MODE: ROUNDS rounds of one connection from each client
+# address; MODE "churn" accepts the server of either list (rs4 in or
+# out), "with" only that of the list with rs4. Fails on any error, any
+# unexpected server and any SYN retransmission in the client namespace.
+clients() {
+  ip netns exec "$CL" env PYTHONPATH="$RVS_ROOT/tests/py" python3 - "$VIP" "$1" "$2" ${RIP[1]} ${RIP[2]} ${RIP[3]} ${RIP[4]} <<'PY'
+import socket, sys, maglev
+vip, rounds, mode, rips = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:8]
+name = {"rs%d" % (i + 1): rips[i] for i in range(4)}
+def syn_retrans():
+    lines = open("/proc/net/netstat").read().split("\n")
+    for keys, vals in zip(lines[0::2], lines[1::2]):
+        if keys.startswith("TcpExt:"):
+            return int(dict(zip(keys.split(), vals.split()))["TCPSynRetrans"])
+# Newest first, as the service lists them.
+without = [(rips[i], 80, 1) for i in (2, 1, 0)]
+with4 = [(rips[3], 80, 1)] + without
+lists = [with4] if mode == "with" else [with4, without]
+tables = [(l, maglev.table(l)) for l in lists]
+clients = ["10.0.0.%d" % i for i in range(10, 50)]
+before = syn_retrans()
+bad, n = [], 0
+for r in range(rounds):
+    for c in clients:
+        want = {l[maglev.server_of(t, c)][0] for l, t in tables}
+        try:
+            s = socket.socket()
+            s.settimeout(10)
+            s.bind((c, 0))
+            s.connect((vip, 80))
+            got = b""
+            while True:
+                d = s.recv(64)
+                if not d:
+                    break
+                got += d
+            s.close()
+            got = got.decode().strip()
+        except OSError as e:
+            got = "ERR:%s" % e
+        n += 1
+        if name.get(got) not in want:
+            bad.append("%s -> %s (expected %s)" % (c, got, " or ".join(sorted(want))))
+retrans = syn_retrans() - before
+print("%d connections, %d unexpected, %d SYN retransmissions" % (n, len(bad), retrans))
+for b in bad[:10]:
+    print("  " + b)
+sys.exit(1 if bad or retrans else 0)
+PY
+}
+
+
+adm_ok "$LB" -a $svc -r ${RIP[4]}:80 -m -w 1
+out=$(clients 1 with 2>&1) || fail "before the churn: $out"
+log "before the churn: $out"
+
+# The churn: rs4 leaves and comes back as fast as the admin tool runs.
+touch "$TEST_TMP/churn"
+(
+  while [ -e "$TEST_TMP/churn" ]; do
+    ip netns exec "$LB" "$ADM" -d $svc -r ${RIP[4]}:80
+    ip netns exec "$LB" "$ADM" -a $svc -r ${RIP[4]}:80 -m -w 1
+    echo x >>"$TEST_TMP/changes"
+  done
+) &
+bg_track $!
+out=$(clients "${MH_CHURN_ROUNDS:-10}" churn 2>&1); rc=$?
+rm -f "$TEST_TMP/churn"
+wait
+changes=$(wc -l <"$TEST_TMP/changes")
+log "during $changes deletions and re-additions of rs4: $out"
+[ $rc = 0 ] || fail "during the churn: $out"
+[ "$changes" -gt 2 ] || fail "the churn made only $changes changes"
+adm "$LB" -L -n $svc | sed 's/^/#   /' >&2
+out=$(clients 2 with 2>&1) || fail "after the churn: $out"
+log "after the churn: $out"
+pass "mh: no connection lost or misrouted while its servers changed"

@@ -84,10 +84,11 @@ touch "$TEST_TMP/churn"
     echo x >>"$TEST_TMP/changes"
   done
 ) &
-bg_track $!
+churn=$!
+bg_track $churn
 out=$(clients "${MH_CHURN_ROUNDS:-10}" churn 2>&1); rc=$?
 rm -f "$TEST_TMP/churn"
-wait
+wait $churn
 changes=$(wc -l <"$TEST_TMP/changes")
 log "during $changes deletions and re-additions of rs4: $out"
 [ $rc = 0 ] || fail "during the churn: $out"

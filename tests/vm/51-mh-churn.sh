@@ -76,13 +76,13 @@ out=$(clients 1 with 2>&1) || fail "before the churn: $out"
 log "before the churn: $out"
 
 # The churn: rs4 leaves and comes back in a loop, as fast as one netlink
-# socket goes (both engines speak the IPVS family), until the file
+# socket goes (the engine's family: IPVS's numbering), until the file
 # "churn" is removed; "changes" counts the pairs.
 touch "$TEST_TMP/churn"
-ip netns exec "$LB" env PYTHONPATH="$RVS_ROOT/tests/py" python3 - "$TEST_TMP" $VIP ${RIP[4]} <<'PY' &
+ip netns exec "$LB" env PYTHONPATH="$RVS_ROOT/tests/py" python3 - "$TEST_TMP" $VIP ${RIP[4]} "$ADM" <<'PY' &
 import sys, os, rvsnl
-tmp, vip, rip = sys.argv[1:4]
-g = rvsnl.Genl(family=b"IPVS")
+tmp, vip, rip, adm = sys.argv[1:5]
+g = rvsnl.Genl(family=b"IPVS" if adm == "ipvsadm" else b"RVS")
 svc = rvsnl.svc(addr=vip, port=80, sched=None, flags=False)
 dest = rvsnl.dest(addr=rip, port=80, fwd=0, weight=1)
 open(tmp + "/ready", "w").close()

@@ -17,7 +17,7 @@ use crate::rcu::{lock_bh, RcuCell, RcuOpt, ReadGuard, WriterToken};
 use crate::rvs_core::config::{self, AddrFamily, ConfigError, FwdMethod, EEXIST, ENOENT, ESRCH};
 use crate::rvs_core::hash::{self, SipKey};
 use crate::rvs_core::sched::{
-    self, DestView, Flow, LblcTable, MhTable, SchedFlags, SchedKind, SchedState,
+    self, DestView, Dests, Flow, LblcTable, MhTable, SchedFlags, SchedKind, SchedState,
 };
 use crate::rvs_core::svcattr::{DestParams, ServiceKey, ServiceParams};
 use crate::rvs_core::tunnel::Tunnel;
@@ -156,7 +156,8 @@ impl Dest {
         (self.u_thresh.load(Relaxed), self.l_thresh.load(Relaxed))
     }
 
-    /// What the scheduler sees of this server now.
+    /// What the scheduler sees of this server now (computed when a
+    /// scheduler asks, see the [`Dests`] implementation below).
     fn view(&self) -> DestView {
         let active = self.active_conns.load(Relaxed);
         let inactive = self.inactive_conns.load(Relaxed);
@@ -191,50 +192,42 @@ fn next_dest_id() -> u32 {
 /// The destinations of a service, newest first (IPVS's order).
 pub(crate) type DestList = KVec<Arc<Dest>>;
 
-/// Destinations a scheduling decision looks at on the stack; larger
-/// services fall back to one atomic allocation per new connection.
-const STACK_VIEWS: usize = 32;
-
-/// The scheduler's view of a service's servers: on the stack for up to
-/// [`STACK_VIEWS`] of them (most services), in one allocation beyond.
-struct DestViews {
-    stack: [DestView; STACK_VIEWS],
-    heap: KVec<DestView>,
-}
-
-impl DestViews {
-    fn new() -> Self {
-        Self {
-            stack: [DestView::default(); STACK_VIEWS],
-            heap: KVec::new(),
-        }
+/// The scheduler reads a list of servers directly: each server's view is
+/// computed when the scheduler asks for it, so a decision copies nothing
+/// and allocates nothing, whatever the number of servers.
+impl Dests for [Arc<Dest>] {
+    fn len(&self) -> usize {
+        <[Arc<Dest>]>::len(self)
     }
 
-    /// The views of `dests`, in their order; `None` if more than
-    /// `STACK_VIEWS` of them and no memory (`gfp`).
-    fn of(&mut self, dests: &[Arc<Dest>], gfp: kernel::alloc::Flags) -> Option<&mut [DestView]> {
-        let views = if dests.len() <= STACK_VIEWS {
-            self.stack.get_mut(..dests.len())?
-        } else {
-            self.heap.reserve(dests.len(), gfp).ok()?;
-            for _ in 0..dests.len() {
-                self.heap.push(DestView::default(), gfp).ok()?;
-            }
-            &mut self.heap[..]
-        };
-        for (v, d) in views.iter_mut().zip(dests.iter()) {
-            *v = d.view();
-        }
-        Some(views)
+    fn view(&self, i: usize) -> Option<DestView> {
+        self.get(i).map(|d| d.view())
     }
 }
 
-/// A service's scheduler: its state and, for mh, its lookup table, for
-/// lblc/lblcr their address table.
+/// A service's scheduler: its state, the list of real servers that state
+/// was built for and, for mh, its lookup table, for lblc/lblcr their
+/// address table.
+///
+/// The scheduler keeps its own copy of the list, replaced together with the
+/// state and tables in one critical section of its lock
+/// ([`Service::commit_sched`]), and a decision picks from that copy: a
+/// table's indices and rr/wrr's cursor always refer to the list they were
+/// computed for, never to a newer [`Service::dests`] published just before
+/// the rebuild (or an older one read just before it).
 struct Scheduler {
     state: SchedState,
-    mh: Option<KBox<MhTable>>,
+    dests: DestList,
+    mh: Option<KVBox<MhTable>>,
     lblc: Option<KVBox<LblcTable>>,
+}
+
+/// A scheduler update, allocated outside the scheduler's lock
+/// ([`Service::prepare_sched`]) and installed without allocating
+/// ([`Service::commit_sched`]).
+struct SchedUpdate {
+    dests: DestList,
+    replacement: Option<Scheduler>,
 }
 
 /// An empty lblc/lblcr table with a random hash key (about 72 KiB:
@@ -258,9 +251,10 @@ fn now_secs() -> u64 {
     crate::conn::jiffies() / hz.max(1)
 }
 
-/// A zeroed Maglev table on the heap (16 KiB: never on the stack).
-fn new_mh_table() -> Result<KBox<MhTable>> {
-    let b = KBox::<MhTable>::new_uninit(GFP_KERNEL | __GFP_ZERO)?;
+/// A zeroed Maglev table on the heap (32 KiB: kvmalloc, never on the
+/// stack).
+fn new_mh_table() -> Result<KVBox<MhTable>> {
+    let b = KVBox::<MhTable>::new_uninit(GFP_KERNEL | __GFP_ZERO)?;
     // SAFETY: the allocation is zero-filled, and an all-zero `MhTable` is a
     // valid empty table (documented in rvs_core::mh).
     Ok(unsafe { b.assume_init() })
@@ -280,7 +274,12 @@ impl Scheduler {
         } else {
             None
         };
-        Ok(Self { state, mh, lblc })
+        Ok(Self {
+            state,
+            dests: KVec::new(),
+            mh,
+            lblc,
+        })
     }
 }
 
@@ -349,22 +348,27 @@ impl Service {
 
     /// Picks a real server for a new connection, or `None` if none is
     /// available (all weight 0, overloaded, or no servers).
-    pub(crate) fn schedule(&self, g: &ReadGuard, flow: &Flow) -> Option<Arc<Dest>> {
-        let dests = self.dests.get(g);
+    ///
+    /// Picks from the scheduler's own copy of the list, under its lock,
+    /// reading only the servers the scheduler looks at: no allocation.
+    pub(crate) fn schedule(&self, _g: &ReadGuard, flow: &Flow) -> Option<Arc<Dest>> {
+        let now = now_secs();
+        let s = &mut *lock_bh(&self.sched);
+        let Scheduler {
+            state,
+            dests,
+            mh,
+            lblc,
+        } = s;
         if dests.is_empty() {
             return None;
         }
-        let mut buf = DestViews::new();
-        let views = buf.of(dests, GFP_ATOMIC)?;
-        let now = now_secs();
-        let index = {
-            let s = &mut *lock_bh(&self.sched);
-            match s.lblc.as_deref_mut() {
-                Some(t) => t.schedule(s.state.kind(), views, flow, now)?,
-                None => s.state.schedule_flow_with(views, flow, s.mh.as_deref())?,
-            }
+        let list: &[Arc<Dest>] = dests;
+        let index = match lblc.as_deref_mut() {
+            Some(t) => t.schedule(state.kind(), list, flow, now)?,
+            None => state.schedule_flow_with(list, flow, mh.as_deref())?,
         };
-        dests.get(index).cloned()
+        list.get(index).cloned()
     }
 
     /// The service itself was deleted: its servers, which its connections
@@ -378,37 +382,46 @@ impl Service {
             .for_each(|d| d.route.retire(w));
     }
 
-    /// Tells the scheduler the real servers changed; with `new`, switches
-    /// to another scheduler (and flags) first.
-    fn resync_sched(
+    /// Prepares telling the scheduler the real servers are now `dests`;
+    /// with `new`, switching to another scheduler (and flags) too. Does
+    /// every allocation, outside the scheduler's lock; nothing changes
+    /// until [`Self::commit_sched`].
+    fn prepare_sched(
         &self,
-        dests: &DestList,
+        dests: &[Arc<Dest>],
         new: Option<(SchedKind, u32)>,
-    ) -> Result<(), ModelError> {
-        let mut buf = DestViews::new();
-        let views: &[DestView] = buf
-            .of(dests, GFP_KERNEL)
-            .ok_or(ModelError::Kernel(ENOMEM))?;
+    ) -> Result<SchedUpdate, ModelError> {
+        let dests = copy_without(dests, None)?;
         // lblc/lblcr keep what they learnt when the service is edited
         // without changing its scheduler (as IPVS keeps its scheduler).
         let current = lock_bh(&self.sched).state.kind();
         let new = new.filter(|&(kind, _)| !(kind == current && kind.needs_lblc_table()));
-        // Allocate outside the spinlock.
         let replacement = match new {
             Some((kind, flags)) => Some(Scheduler::new(kind, flags)?),
             None => None,
         };
+        Ok(SchedUpdate { dests, replacement })
+    }
+
+    /// Installs a prepared update: in one critical section the scheduler
+    /// takes the new list and rebuilds its state and tables for it.
+    fn commit_sched(&self, update: SchedUpdate) {
+        let SchedUpdate { dests, replacement } = update;
         let old = {
             let s = &mut *lock_bh(&self.sched);
-            let old = replacement.map(|r| core::mem::replace(s, r));
+            let old_sched = replacement.map(|r| core::mem::replace(s, r));
+            let old_dests = core::mem::replace(&mut s.dests, dests);
+            let Scheduler {
+                state, dests, mh, ..
+            } = s;
+            let list: &[Arc<Dest>] = dests;
             // The mh rebuild (~100 us) runs with bottom halves off; a lookup
             // waits at most that long, and only on configuration changes.
-            s.state.dests_changed_with(views, s.mh.as_deref_mut());
-            old
+            state.dests_changed_with(list, mh.as_deref_mut());
+            (old_sched, old_dests)
         };
-        // Free the old tables (up to 72 KiB) outside the lock.
+        // Free the old tables (up to 72 KiB) and list outside the lock.
         drop(old);
-        Ok(())
     }
 }
 
@@ -682,11 +695,12 @@ impl Services {
         p: &ServiceParams,
     ) -> Result<(), ModelError> {
         let svc = self.get(w, key)?.clone();
+        let update = svc.prepare_sched(svc.dests.get_writer(w), Some((p.sched, p.flags)))?;
         svc.flags.store(p.flags, Relaxed);
         svc.timeout.store(p.timeout, Relaxed);
         svc.netmask.store(p.netmask, Relaxed);
-        let dests = svc.dests.get_writer(w);
-        svc.resync_sched(dests, Some((p.sched, p.flags)))
+        svc.commit_sched(update);
+        Ok(())
     }
 
     /// Deletes a service. Its existing connections keep their servers
@@ -747,9 +761,10 @@ impl Services {
         for d in dests.iter() {
             new.push(d.clone(), GFP_KERNEL)?;
         }
+        let update = svc.prepare_sched(&new, None)?;
         svc.dests.replace(new, w)?;
-        let dests = svc.dests.get_writer(w);
-        svc.resync_sched(dests, None)
+        svc.commit_sched(update);
+        Ok(())
     }
 
     /// Changes a real server's forwarding method, weight and thresholds.
@@ -766,8 +781,10 @@ impl Services {
             .iter()
             .find(|d| d.same(p.af, &p.addr, p.port))
             .ok_or(cfg(ENOENT, c"no such real server"))?;
+        let update = svc.prepare_sched(dests, None)?;
         d.apply(p);
-        svc.resync_sched(dests, None)
+        svc.commit_sched(update);
+        Ok(())
     }
 
     /// Removes a real server; its connections live on until they expire.
@@ -783,13 +800,14 @@ impl Services {
             .iter()
             .position(|d| d.same(p.af, &p.addr, p.port))
             .ok_or(cfg(ENOENT, c"no such real server"))?;
+        let new = copy_without(dests, Some(i))?;
+        let update = svc.prepare_sched(&new, None)?;
         if let Some(d) = dests.get(i) {
             d.retire(&*w);
         }
-        let new = copy_without(dests, Some(i))?;
         svc.dests.replace(new, w)?;
-        let dests = svc.dests.get_writer(w);
-        svc.resync_sched(dests, None)
+        svc.commit_sched(update);
+        Ok(())
     }
 
     /// Zeroes the counters of one service (`Some`) or all, with their

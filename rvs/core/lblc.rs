@@ -44,7 +44,7 @@
 #![forbid(unsafe_code)]
 
 use super::hash::{SipHasher24, SipKey};
-use super::sched::{weighted_least_conn, DestView, Flow, SchedKind};
+use super::sched::{weighted_least_conn, DestView, Dests, Flow, SchedKind};
 
 /// Entries in a table.
 pub const LBLC_SLOTS: usize = 1024;
@@ -85,7 +85,7 @@ impl LblcEntry {
     }
 
     /// Drops members that are no longer in `dests`, keeping order.
-    fn purge(&mut self, dests: &[DestView]) {
+    fn purge(&mut self, dests: &(impl Dests + ?Sized)) {
         let mut keep = 0usize;
         for i in 0..usize::from(self.n) {
             let Some(&id) = self.ids.get(i) else { break };
@@ -102,7 +102,7 @@ impl LblcEntry {
     /// Puts `id` first (newest), unless it is already a member. A full set
     /// first loses its most loaded member (the last one if none is
     /// weighted).
-    fn insert(&mut self, id: u32, dests: &[DestView], now: u64) {
+    fn insert(&mut self, id: u32, dests: &(impl Dests + ?Sized), now: u64) {
         if self.members().contains(&id) {
             return;
         }
@@ -142,35 +142,35 @@ pub struct LblcTable {
 }
 
 /// Where `id` sits in `dests`.
-fn index_of(dests: &[DestView], id: u32) -> Option<usize> {
+fn index_of(dests: &(impl Dests + ?Sized), id: u32) -> Option<usize> {
     if id == 0 {
         return None;
     }
-    dests.iter().position(|d| d.id == id)
+    dests.views().position(|d| d.id == id)
 }
 
 /// lblc's own overload test (IPVS's `is_overloaded` in ip_vs_lblc.c): the
 /// server has more active connections than its weight, and some server of
 /// the service has fewer than half its weight, so moving is worth it.
-pub fn lblc_overloaded(d: &DestView, dests: &[DestView]) -> bool {
+pub fn lblc_overloaded(d: &DestView, dests: &(impl Dests + ?Sized)) -> bool {
     if d.active_conns <= d.weight {
         return false;
     }
     dests
-        .iter()
+        .views()
         .any(|o| u64::from(o.active_conns).saturating_mul(2) < u64::from(o.weight))
 }
 
 /// The least loaded available member of the set (IPVS's
 /// `ip_vs_dest_set_min`): weighted least connection over the members, in
 /// set order, first on ties. Returns an index into `dests`.
-fn set_min(e: &LblcEntry, dests: &[DestView]) -> Option<usize> {
+fn set_min(e: &LblcEntry, dests: &(impl Dests + ?Sized)) -> Option<usize> {
     let mut least: Option<(usize, u64, u64)> = None;
     for &id in e.members() {
         let Some(i) = index_of(dests, id) else {
             continue;
         };
-        let Some(d) = dests.get(i) else { continue };
+        let Some(d) = dests.view(i) else { continue };
         if !d.available() {
             continue;
         }
@@ -185,10 +185,10 @@ fn set_min(e: &LblcEntry, dests: &[DestView]) -> Option<usize> {
 
 /// The position in the set of its most loaded weighted member (IPVS's
 /// `ip_vs_dest_set_max`, which ignores availability), first on ties.
-fn set_max(e: &LblcEntry, dests: &[DestView]) -> Option<usize> {
+fn set_max(e: &LblcEntry, dests: &(impl Dests + ?Sized)) -> Option<usize> {
     let mut most: Option<(usize, u64, u64)> = None;
     for (pos, &id) in e.members().iter().enumerate() {
-        let Some(d) = index_of(dests, id).and_then(|i| dests.get(i)) else {
+        let Some(d) = index_of(dests, id).and_then(|i| dests.view(i)) else {
             continue;
         };
         if d.weight == 0 {
@@ -282,7 +282,7 @@ impl LblcTable {
     pub fn schedule(
         &mut self,
         kind: SchedKind,
-        dests: &[DestView],
+        dests: &(impl Dests + ?Sized),
         flow: &Flow,
         now: u64,
     ) -> Option<usize> {
@@ -293,20 +293,20 @@ impl LblcTable {
         }
     }
 
-    fn lblc(&mut self, dests: &[DestView], addr: &[u8; 16], now: u64) -> Option<usize> {
+    fn lblc(&mut self, dests: &(impl Dests + ?Sized), addr: &[u8; 16], now: u64) -> Option<usize> {
         let (e, live) = self.slot(addr, now)?;
         if live {
             e.lastuse = now;
             if let Some(i) = e.members().first().and_then(|&id| index_of(dests, id)) {
-                if let Some(d) = dests.get(i) {
-                    if d.available() && !lblc_overloaded(d, dests) {
+                if let Some(d) = dests.view(i) {
+                    if d.available() && !lblc_overloaded(&d, dests) {
                         return Some(i);
                     }
                 }
             }
         }
         let i = weighted_least_conn(dests)?;
-        let id = dests.get(i)?.id;
+        let id = dests.view(i)?.id;
         *e = LblcEntry {
             addr: *addr,
             n: u8::from(id != 0),
@@ -317,11 +317,11 @@ impl LblcTable {
         Some(i)
     }
 
-    fn lblcr(&mut self, dests: &[DestView], addr: &[u8; 16], now: u64) -> Option<usize> {
+    fn lblcr(&mut self, dests: &(impl Dests + ?Sized), addr: &[u8; 16], now: u64) -> Option<usize> {
         let (e, live) = self.slot(addr, now)?;
         if !live {
             let i = weighted_least_conn(dests)?;
-            let id = dests.get(i)?.id;
+            let id = dests.view(i)?.id;
             *e = LblcEntry {
                 addr: *addr,
                 n: u8::from(id != 0),
@@ -341,12 +341,12 @@ impl LblcTable {
             }
         }
         if let Some(i) = min {
-            if dests.get(i).is_some_and(|d| !lblc_overloaded(d, dests)) {
+            if dests.view(i).is_some_and(|d| !lblc_overloaded(&d, dests)) {
                 return Some(i);
             }
         }
         let i = weighted_least_conn(dests)?;
-        let id = dests.get(i)?.id;
+        let id = dests.view(i)?.id;
         if id != 0 {
             e.insert(id, dests, now);
         }

@@ -27,7 +27,15 @@
 //!   built from the same destination list in the same order therefore has the
 //!   same content as IPVS's on a 64-bit kernel, and clients map the same way.
 //!
-//! Memory: [`MhTable`] is about 16 KiB. The kernel allocates it (zeroed; an
+//! The table names destinations by [`DestView::id`] as well as by their
+//! list index (IPVS's table holds destination pointers): looked up with a
+//! list other than the one it was built from, e.g. by a packet that raced
+//! with a configuration change, a slot still means the destination it was
+//! given to. Its index is only a hint, checked against the id; a moved
+//! destination is found by its id, a deleted one counts as unavailable.
+//! Destinations without an id (0, host tests) are known by index only.
+//!
+//! Memory: [`MhTable`] is about 32 KiB. The kernel allocates it (zeroed; an
 //! all-zero table is a valid empty table) once per mh service, never on the
 //! stack, rebuilds it in place with [`MhTable::rebuild`] (through
 //! `SchedState::dests_changed_with`) under the same lock that guards the
@@ -38,7 +46,7 @@
 
 #![forbid(unsafe_code)]
 
-use super::sched::{addr_fold, DestView, Flow, SchedFlags};
+use super::sched::{addr_fold, DestView, Dests, Flow, SchedFlags};
 
 /// Number of slots of the mh lookup table: a prime, IPVS's default (4093).
 pub const MH_TABLE_SIZE: usize = 4093;
@@ -66,6 +74,9 @@ const KEY2: u64 = 2_654_446_892;
 pub struct MhTable {
     /// Slot -> destination index + 1; 0 is an empty slot.
     pub lookup: [u16; MH_TABLE_SIZE],
+    /// Slot -> [`DestView::id`] of the destination it was given to (0: the
+    /// destination had no id, the index alone names it).
+    pub ids: [u32; MH_TABLE_SIZE],
     /// Rebuild scratch: each destination's current permutation position.
     pub perm: [u16; MH_TABLE_SIZE],
 }
@@ -141,17 +152,19 @@ fn gcd(mut a: u32, mut b: u32) -> u32 {
 }
 
 impl MhTable {
-    /// An empty table (all zero). For host code and tests: at 16 KiB this
+    /// An empty table (all zero). For host code and tests: at 32 KiB this
     /// must not be built on a kernel stack; the kernel allocates the table
     /// zeroed instead.
     pub const EMPTY: MhTable = MhTable {
         lookup: [0; MH_TABLE_SIZE],
+        ids: [0; MH_TABLE_SIZE],
         perm: [0; MH_TABLE_SIZE],
     };
 
     /// Empties the table in place (no destination for anybody).
     pub fn init(&mut self) {
         self.lookup.fill(0);
+        self.ids.fill(0);
         self.perm.fill(0);
     }
 
@@ -164,10 +177,39 @@ impl MhTable {
             .count()
     }
 
-    /// Destination index stored in `slot`, `None` when empty.
-    fn entry(&self, slot: u32) -> Option<usize> {
-        let e = *self.lookup.get(usize::try_from(slot).ok()?)?;
-        usize::from(e).checked_sub(1)
+    /// The slot's destination, as an index into `dests` and its view:
+    /// the one at the stored index if it has the stored id, else the one
+    /// with that id wherever it is now. `Ok(None)` when the slot is empty
+    /// (nothing for this flow), `Err(())` when its destination is not in
+    /// `dests` (deleted: unavailable).
+    fn entry(
+        &self,
+        dests: &(impl Dests + ?Sized),
+        slot: u32,
+    ) -> Result<Option<(usize, DestView)>, ()> {
+        let slot = usize::try_from(slot).map_err(|_| ())?;
+        let Some(i) = self
+            .lookup
+            .get(slot)
+            .and_then(|&e| usize::from(e).checked_sub(1))
+        else {
+            return Ok(None);
+        };
+        let id = self.ids.get(slot).copied().unwrap_or(0);
+        if let Some(d) = dests.view(i) {
+            if id == 0 || d.id == id {
+                return Ok(Some((i, d)));
+            }
+        }
+        if id == 0 {
+            return Err(());
+        }
+        dests
+            .views()
+            .enumerate()
+            .find(|(_, d)| d.id == id)
+            .map(Some)
+            .ok_or(())
     }
 
     /// Rebuilds the table in place for `dests` (in list order), as IPVS
@@ -181,15 +223,16 @@ impl MhTable {
     ///
     /// Cost: about `MH_TABLE_SIZE` hashes plus the permutation probes, a few
     /// tens of microseconds; no allocation, a few words of stack.
-    pub fn rebuild(&mut self, dests: &[DestView]) -> bool {
+    pub fn rebuild(&mut self, dests: &(impl Dests + ?Sized)) -> bool {
         self.lookup.fill(0);
+        self.ids.fill(0);
         let fits = dests.len() <= MH_TABLE_SIZE;
-        let used = dests.get(..MH_TABLE_SIZE).unwrap_or(dests);
+        let used = || dests.views().take(MH_TABLE_SIZE);
 
         let mut g = 0u32;
         let mut max = 0u32;
-        for d in used {
-            let w = mh_weight(d);
+        for d in used() {
+            let w = mh_weight(&d);
             if w > 0 {
                 g = if g > 0 { gcd(w, g) } else { w };
             }
@@ -216,7 +259,7 @@ impl MhTable {
             }
         };
 
-        for (p, d) in self.perm.iter_mut().zip(used.iter()) {
+        for (p, d) in self.perm.iter_mut().zip(used()) {
             // slot1 < M <= u16::MAX.
             *p = u16::try_from(slot1(d.hash_key)).unwrap_or(0);
         }
@@ -225,8 +268,8 @@ impl MhTable {
         // Every pass over the list fills at least one slot (some destination
         // has turns >= 1 because g > 0), so M passes always suffice.
         for _ in 0..M {
-            for (i, d) in used.iter().enumerate() {
-                let t = turns(d);
+            for (i, d) in used().enumerate() {
+                let t = turns(&d);
                 if t == 0 {
                     continue;
                 }
@@ -242,6 +285,9 @@ impl MhTable {
                     };
                     if let Some(e) = self.lookup.get_mut(c) {
                         *e = mark;
+                    }
+                    if let Some(e) = self.ids.get_mut(c) {
+                        *e = d.id;
                     }
                     filled = filled.saturating_add(1);
                     if filled >= M {
@@ -281,25 +327,41 @@ impl MhTable {
     /// increasing offset (IPVS's `ip_vs_mh_get_fallback`), so that the
     /// clients of a failed server spread over the others. `None` when the
     /// table is empty or nothing available is found.
-    pub fn lookup(&self, dests: &[DestView], flow: &Flow, flags: SchedFlags) -> Option<usize> {
+    pub fn lookup(
+        &self,
+        dests: &(impl Dests + ?Sized),
+        flow: &Flow,
+        flags: SchedFlags,
+    ) -> Option<usize> {
         let port = if flags.port { flow.cport } else { 0 };
         let base = u32::from(port).wrapping_add(addr_fold(&flow.caddr));
-        let available = |i: usize| dests.get(i).is_some_and(DestView::available);
+        // The slot's destination if available; None for a deleted one.
+        let available = |e: Option<(usize, DestView)>| e.filter(|(_, d)| d.available());
         let ihash = slot1(base);
-        let first = self.entry(ihash)?;
-        if available(first) {
-            return Some(first);
+        match self.entry(dests, ihash) {
+            Ok(None) => return None,
+            Ok(e) => {
+                if let Some((i, _)) = available(e) {
+                    return Some(i);
+                }
+            }
+            Err(()) => {}
         }
         // Without anything available the probe loop below could only fail,
         // after M hashes; skip it.
-        if !flags.fallback || !dests.iter().any(DestView::available) {
+        if !flags.fallback || !dests.views().any(|d| d.available()) {
             return None;
         }
         for offset in 0..M {
             let roffset = offset.wrapping_add(ihash).checked_rem(M).unwrap_or(0);
-            let i = self.entry(slot1(base.wrapping_add(roffset)))?;
-            if available(i) {
-                return Some(i);
+            match self.entry(dests, slot1(base.wrapping_add(roffset))) {
+                Ok(None) => return None,
+                Ok(e) => {
+                    if let Some((i, _)) = available(e) {
+                        return Some(i);
+                    }
+                }
+                Err(()) => {}
             }
         }
         None

@@ -8,10 +8,14 @@
 //! ip_vs_lblcr.c (see `lblc.rs`).
 //!
 //! The kernel side keeps one [`SchedState`] per service under the service's
-//! scheduler lock and passes a snapshot of its destinations as a slice of
-//! [`DestView`]s, in the service's list order. A scheduler answers with the
-//! index of the chosen destination in that slice. Destinations are identified
-//! only by index, so the caller must tell the state when the list changes
+//! scheduler lock, together with the list of destinations the state (and
+//! the mh table) was last told about, and passes that list as [`Dests`]:
+//! anything that gives the [`DestView`] of destination `i`, in the
+//! service's list order. The kernel computes each view on demand from its
+//! real server, so a decision allocates and copies nothing at any number of
+//! servers; host code and tests pass a slice of views. A scheduler answers
+//! with the index of the chosen destination. rr/wrr cursors are indices, so
+//! the caller must tell the state when the list changes
 //! ([`SchedState::dests_changed`], and for exact round-robin continuity
 //! [`SchedState::dest_removed`] / [`SchedState::dest_inserted`]). A stale
 //! state never panics: an out-of-range cursor is treated as "start of list".
@@ -19,7 +23,7 @@
 //! New schedulers slot in as a [`SchedKind`] variant, an arm in
 //! [`SchedKind::from_name`] / [`SchedKind::name`] and an arm in
 //! [`SchedState::schedule_flow_with`]; per-scheduler data lives in
-//! [`SchedState`], except mh's 16 KiB table ([`MhTable`]), which the kernel
+//! [`SchedState`], except mh's 32 KiB table ([`MhTable`]), which the kernel
 //! allocates separately and passes in.
 //!
 //! Flow-aware entry point: [`SchedState::schedule_flow`] (and
@@ -94,6 +98,87 @@ impl DestView {
     /// Expected overhead used by sed and nq: active connections + 1.
     pub fn sed_overhead(&self) -> u64 {
         u64::from(self.active_conns).saturating_add(1)
+    }
+}
+
+/// The destinations a scheduler chooses from, in the service's list order.
+///
+/// A slice of [`DestView`]s is one (host code, tests). The kernel
+/// implements it over its list of real servers, computing each view when a
+/// scheduler asks for it: nothing is materialized or allocated per
+/// decision, and a scheduler that needs few servers (mh: one slot; rr: up
+/// to the next available server) looks at few.
+///
+/// [`Dests::view`] must answer for every index below [`Dests::len`]; a
+/// missing view counts as an unavailable destination without weight.
+pub trait Dests {
+    /// Number of destinations.
+    fn len(&self) -> usize;
+
+    /// What the scheduler sees of destination `i` now, `None` past the end.
+    fn view(&self, i: usize) -> Option<DestView>;
+
+    /// Whether there are no destinations.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The views of all destinations, in order (one per index).
+    fn views(&self) -> Views<'_, Self> {
+        Views {
+            dests: self,
+            next: 0,
+        }
+    }
+}
+
+/// Iterator over the views of [`Dests`], see [`Dests::views`].
+pub struct Views<'a, D: ?Sized> {
+    dests: &'a D,
+    next: usize,
+}
+
+impl<D: Dests + ?Sized> Iterator for Views<'_, D> {
+    type Item = DestView;
+
+    fn next(&mut self) -> Option<DestView> {
+        let i = self.next;
+        if i >= self.dests.len() {
+            return None;
+        }
+        self.next = i.saturating_add(1);
+        Some(self.dests.view(i).unwrap_or_default())
+    }
+}
+
+impl Dests for [DestView] {
+    fn len(&self) -> usize {
+        <[DestView]>::len(self)
+    }
+
+    fn view(&self, i: usize) -> Option<DestView> {
+        self.get(i).copied()
+    }
+}
+
+impl<const N: usize> Dests for [DestView; N] {
+    fn len(&self) -> usize {
+        N
+    }
+
+    fn view(&self, i: usize) -> Option<DestView> {
+        self.get(i).copied()
+    }
+}
+
+#[cfg(test)]
+impl Dests for std::vec::Vec<DestView> {
+    fn len(&self) -> usize {
+        <[DestView]>::len(self)
+    }
+
+    fn view(&self, i: usize) -> Option<DestView> {
+        self.get(i).copied()
     }
 }
 
@@ -387,7 +472,7 @@ impl SchedState {
     }
 
     /// A fresh state for `kind` already primed with `dests`.
-    pub fn with_dests(kind: SchedKind, dests: &[DestView]) -> SchedState {
+    pub fn with_dests(kind: SchedKind, dests: &(impl Dests + ?Sized)) -> SchedState {
         let mut s = SchedState::new(kind);
         s.dests_changed(dests);
         s
@@ -406,7 +491,7 @@ impl SchedState {
     /// with an all-zero [`Flow`] whose `random` comes from an internal
     /// pseudo-random sequence (so twos still spreads); sh, dh and mh then
     /// send everything to one bucket's destination (mh: none, no table).
-    pub fn schedule(&mut self, dests: &[DestView]) -> Option<usize> {
+    pub fn schedule(&mut self, dests: &(impl Dests + ?Sized)) -> Option<usize> {
         // xorshift32: full period over the non-zero u32s.
         let mut x = self.rng;
         x ^= x << 13;
@@ -424,7 +509,7 @@ impl SchedState {
     /// [`SchedState::schedule`] but with the flow that sh, dh and twos
     /// need. For mh this finds nothing: mh needs its table, use
     /// [`SchedState::schedule_flow_with`].
-    pub fn schedule_flow(&mut self, dests: &[DestView], flow: &Flow) -> Option<usize> {
+    pub fn schedule_flow(&mut self, dests: &(impl Dests + ?Sized), flow: &Flow) -> Option<usize> {
         self.schedule_flow_with(dests, flow, None)
     }
 
@@ -433,7 +518,7 @@ impl SchedState {
     /// without a table finds nothing).
     pub fn schedule_flow_with(
         &mut self,
-        dests: &[DestView],
+        dests: &(impl Dests + ?Sized),
         flow: &Flow,
         mh: Option<&MhTable>,
     ) -> Option<usize> {
@@ -458,7 +543,11 @@ impl SchedState {
     /// [`SchedState::dests_changed`] plus, for mh, the rebuild of its table
     /// (`mh` is ignored for the other schedulers). Returns `false` only when
     /// mh could not place every destination (more than [`MH_TABLE_SIZE`]).
-    pub fn dests_changed_with(&mut self, dests: &[DestView], mh: Option<&mut MhTable>) -> bool {
+    pub fn dests_changed_with(
+        &mut self,
+        dests: &(impl Dests + ?Sized),
+        mh: Option<&mut MhTable>,
+    ) -> bool {
         self.dests_changed(dests);
         match mh {
             Some(t) if self.kind == SchedKind::Mh => t.rebuild(dests),
@@ -470,7 +559,7 @@ impl SchedState {
     /// changed. wrr recomputes gcd and maximum weight and restarts from the
     /// list head like IPVS's `ip_vs_wrr_dest_changed`; rr only drops a
     /// cursor that fell off the end of the list.
-    pub fn dests_changed(&mut self, dests: &[DestView]) {
+    pub fn dests_changed(&mut self, dests: &(impl Dests + ?Sized)) {
         if let Some(c) = self.cursor {
             if c >= dests.len() {
                 self.cursor = None;
@@ -481,7 +570,7 @@ impl SchedState {
         }
         let mut g = 0u32;
         let mut max = 0u32;
-        for d in dests {
+        for d in dests.views() {
             if d.weight > 0 {
                 g = if g > 0 { gcd(d.weight, g) } else { d.weight };
             }
@@ -526,7 +615,7 @@ impl SchedState {
 
     /// Round robin: the first available destination after the last chosen
     /// one, wrapping around once.
-    fn rr(&mut self, dests: &[DestView]) -> Option<usize> {
+    fn rr(&mut self, dests: &(impl Dests + ?Sized)) -> Option<usize> {
         let n = dests.len();
         if n == 0 {
             return None;
@@ -536,11 +625,10 @@ impl SchedState {
             _ => 0,
         };
         // From just after the cursor to the end, then from the start up to
-        // and including the cursor.
-        let after = dests.iter().enumerate().skip(start);
-        let before = dests.iter().enumerate().take(start);
-        let found = after.chain(before).find(|(_, d)| d.available());
-        let (i, _) = found?;
+        // and including the cursor; only these servers' views are read.
+        let i = (start..n)
+            .chain(0..start)
+            .find(|&i| dests.view(i).is_some_and(|d| d.available()))?;
         self.cursor = Some(i);
         Some(i)
     }
@@ -551,7 +639,7 @@ impl SchedState {
     /// the gcd each time the end of the list is reached; a destination is
     /// chosen when its weight is >= `cw`. With weights 3:2:1 (A, B, C) one
     /// cycle is A A B A B C.
-    fn wrr(&mut self, dests: &[DestView]) -> Option<usize> {
+    fn wrr(&mut self, dests: &(impl Dests + ?Sized)) -> Option<usize> {
         let n = dests.len();
         let last = match self.cursor {
             Some(c) if c < n => Some(c),
@@ -582,7 +670,7 @@ impl SchedState {
                 None => 0,
             };
             for i in start..n {
-                let d = match dests.get(i) {
+                let d = match dests.view(i) {
                     Some(d) => d,
                     None => break,
                 };
@@ -625,9 +713,9 @@ impl SchedState {
 
 /// Least connection: the available destination with the lowest
 /// [`DestView::conn_overhead`]; ties go to the first in list order.
-fn lc(dests: &[DestView]) -> Option<usize> {
+fn lc(dests: &(impl Dests + ?Sized)) -> Option<usize> {
     let mut least: Option<(usize, u64)> = None;
-    for (i, d) in dests.iter().enumerate() {
+    for (i, d) in dests.views().enumerate() {
         if !d.available() {
             continue;
         }
@@ -646,13 +734,13 @@ fn lc(dests: &[DestView]) -> Option<usize> {
 ///
 /// Products are u64 and saturate; they are exact for any weight <= 65535
 /// (the configuration limit) and connection counts below 2^32.
-fn weighted_least(dests: &[DestView], overhead: fn(&DestView) -> u64) -> Option<usize> {
+fn weighted_least(dests: &(impl Dests + ?Sized), overhead: fn(&DestView) -> u64) -> Option<usize> {
     let mut least: Option<(usize, u64, u64)> = None;
-    for (i, d) in dests.iter().enumerate() {
+    for (i, d) in dests.views().enumerate() {
         if !d.available() {
             continue;
         }
-        let oh = overhead(d);
+        let oh = overhead(&d);
         let w = u64::from(d.weight);
         match least {
             Some((_, loh, lw)) if loh.saturating_mul(w) <= oh.saturating_mul(lw) => {}
@@ -665,7 +753,7 @@ fn weighted_least(dests: &[DestView], overhead: fn(&DestView) -> u64) -> Option<
 /// Weighted least connection, what wlc and lblc/lblcr's fresh choices
 /// use: the available destination with the lowest
 /// [`DestView::conn_overhead`] per weight, first on ties.
-pub fn weighted_least_conn(dests: &[DestView]) -> Option<usize> {
+pub fn weighted_least_conn(dests: &(impl Dests + ?Sized)) -> Option<usize> {
     weighted_least(dests, DestView::conn_overhead)
 }
 
@@ -690,11 +778,13 @@ fn sh_run(d: &DestView) -> u64 {
 /// walking the list cyclically, giving each destination [`sh_run`]
 /// consecutive buckets, so bucket `b` holds position `b mod total` of the
 /// concatenated runs. Returns the destination and the offset in its run.
-fn sh_locate(dests: &[DestView], b: u64) -> Option<(usize, u64)> {
-    let total = dests.iter().fold(0u64, |t, d| t.saturating_add(sh_run(d)));
+fn sh_locate(dests: &(impl Dests + ?Sized), b: u64) -> Option<(usize, u64)> {
+    let total = dests
+        .views()
+        .fold(0u64, |t, d| t.saturating_add(sh_run(&d)));
     let mut pos = b.checked_rem(total)?;
-    for (i, d) in dests.iter().enumerate() {
-        let run = sh_run(d);
+    for (i, d) in dests.views().enumerate() {
+        let run = sh_run(&d);
         if pos < run {
             return Some((i, pos));
         }
@@ -715,13 +805,13 @@ fn sh_locate(dests: &[DestView], b: u64) -> Option<(usize, u64)> {
 /// (IPVS's fallback loop starts its walk at bucket `2 * hash` because it
 /// adds the bucket to the hash twice; rvs walks from the hashed bucket
 /// itself, which is what the option is documented to do.)
-fn sh(dests: &[DestView], flow: &Flow, flags: SchedFlags) -> Option<usize> {
+fn sh(dests: &(impl Dests + ?Sized), flow: &Flow, flags: SchedFlags) -> Option<usize> {
     let port = if flags.port { flow.cport } else { 0 };
     let b = u64::from(hash_bucket(
         u32::from(port).wrapping_add(addr_fold(&flow.caddr)),
     ));
     let (mut i, mut off) = sh_locate(dests, b)?;
-    if dests.get(i)?.available() {
+    if dests.view(i)?.available() {
         return Some(i);
     }
     if !flags.fallback {
@@ -735,11 +825,11 @@ fn sh(dests: &[DestView], flow: &Flow, flags: SchedFlags) -> Option<usize> {
     let mut k = b;
     let mut visited = 0u64;
     while visited < SH_TAB_SIZE {
-        let d = dests.get(i)?;
+        let d = dests.view(i)?;
         if d.available() {
             return Some(i);
         }
-        let rem = sh_run(d).saturating_sub(off).max(1);
+        let rem = sh_run(&d).saturating_sub(off).max(1);
         let step = rem.min(SH_TAB_SIZE.saturating_sub(k)).max(1);
         visited = visited.saturating_add(step);
         k = k.saturating_add(step);
@@ -758,17 +848,17 @@ fn sh(dests: &[DestView], flow: &Flow, flags: SchedFlags) -> Option<usize> {
 /// address picks one of 256 buckets, filled with the destinations in list
 /// order, one bucket each, cyclically (weights only matter as "0 is
 /// unavailable"). No fallback: an unavailable destination means none.
-fn dh(dests: &[DestView], flow: &Flow) -> Option<usize> {
+fn dh(dests: &(impl Dests + ?Sized), flow: &Flow) -> Option<usize> {
     let b = usize::try_from(hash_bucket(addr_fold(&flow.vaddr))).ok()?;
     let i = b.checked_rem(dests.len())?;
-    dests.get(i).filter(|d| d.available()).map(|_| i)
+    dests.view(i).filter(|d| d.available()).map(|_| i)
 }
 
 /// Weighted failover (`ip_vs_fo_schedule`): the available destination with
 /// the highest weight; ties go to the first in list order.
-fn fo(dests: &[DestView]) -> Option<usize> {
+fn fo(dests: &(impl Dests + ?Sized)) -> Option<usize> {
     let mut best: Option<(usize, u32)> = None;
-    for (i, d) in dests.iter().enumerate() {
+    for (i, d) in dests.views().enumerate() {
         if !d.available() {
             continue;
         }
@@ -786,9 +876,9 @@ fn fo(dests: &[DestView]) -> Option<usize> {
 /// ties go to the first in list order. The weight acts as a connection
 /// budget: once the top server holds more than `weight` active
 /// connections, new ones overflow to the next.
-fn ovf(dests: &[DestView]) -> Option<usize> {
+fn ovf(dests: &(impl Dests + ?Sized)) -> Option<usize> {
     let mut best: Option<(usize, u32)> = None;
-    for (i, d) in dests.iter().enumerate() {
+    for (i, d) in dests.views().enumerate() {
         if !d.available() || d.active_conns > d.weight {
             continue;
         }
@@ -816,9 +906,9 @@ fn mix64(mut z: u64) -> u64 {
 /// [`DestView::conn_overhead`] per weight wins (the first on a tie).
 /// Both draws come from `random`, expanded to two independent-looking
 /// 64-bit values with splitmix64.
-fn twos(dests: &[DestView], random: u32) -> Option<usize> {
+fn twos(dests: &(impl Dests + ?Sized), random: u32) -> Option<usize> {
     let total = dests
-        .iter()
+        .views()
         .filter(|d| d.available())
         .fold(0u64, |t, d| t.saturating_add(u64::from(d.weight)));
     if total == 0 {
@@ -830,7 +920,7 @@ fn twos(dests: &[DestView], random: u32) -> Option<usize> {
     let mut r2 = mix64(seed.wrapping_add(0x9e37_79b9_7f4a_7c15)).checked_rem(tickets)?;
     let mut c1: Option<usize> = None;
     let mut c2: Option<usize> = None;
-    for (i, d) in dests.iter().enumerate() {
+    for (i, d) in dests.views().enumerate() {
         if !d.available() {
             continue;
         }
@@ -856,7 +946,7 @@ fn twos(dests: &[DestView], random: u32) -> Option<usize> {
     // r <= total, so both draws land; be defensive anyway.
     let c1 = c1.or(c2)?;
     let c2 = c2.unwrap_or(c1);
-    let (d1, d2) = (dests.get(c1)?, dests.get(c2)?);
+    let (d1, d2) = (dests.view(c1)?, dests.view(c2)?);
     let lhs = u64::from(d2.weight).saturating_mul(d1.conn_overhead());
     let rhs = u64::from(d1.weight).saturating_mul(d2.conn_overhead());
     Some(if lhs > rhs { c2 } else { c1 })
@@ -864,9 +954,9 @@ fn twos(dests: &[DestView], random: u32) -> Option<usize> {
 
 /// Never queue: an idle available destination (no active connections) if
 /// there is one, the first such in list order; otherwise like sed.
-fn nq(dests: &[DestView]) -> Option<usize> {
+fn nq(dests: &(impl Dests + ?Sized)) -> Option<usize> {
     let idle = dests
-        .iter()
+        .views()
         .position(|d| d.available() && d.active_conns == 0);
     idle.or_else(|| weighted_least(dests, DestView::sed_overhead))
 }
@@ -1399,6 +1489,111 @@ mod tests {
         dests.insert(3, gone);
         s.dests_changed_with(&dests, Some(&mut t2));
         assert_eq!(t2.lookup, t.lookup);
+    }
+
+    /// Real server `i` with its own identity ([`DestView::id`] = `i`).
+    fn named(i: u8, weight: u32) -> DestView {
+        DestView {
+            id: u32::from(i),
+            ..server(i, weight)
+        }
+    }
+
+    /// The table names servers, not list positions: looked up with a list
+    /// other than the one it was built from (a server added at the head,
+    /// as the kernel lists them, or one deleted), every flow still reaches
+    /// the server the table gave it, and a deleted server's flows find it
+    /// gone (none, or another server with mh-fallback) instead of landing
+    /// on a neighbour or past the end of the list.
+    #[test]
+    fn mh_table_and_list_of_different_versions() {
+        let old: Vec<DestView> = (1..=4).map(|i| named(i, 1)).collect();
+        let (mut plain, t) = mh_setup(&old, false, false);
+        let mut fb = state(SchedKind::Mh, true, false);
+        let mut added = vec![named(9, 1)];
+        added.extend_from_slice(&old);
+        let deleted: Vec<DestView> = old.iter().copied().filter(|d| d.id != 3).collect();
+        let id = |d: &[DestView], i: Option<usize>| i.map(|i| d[i].id);
+        let mut to_deleted = 0;
+        for n in 0..3000 {
+            let f = client(n, 0);
+            let want = id(&old, plain.schedule_flow_with(&old, &f, Some(&t)));
+            assert!(want.is_some());
+            let got = id(&added, plain.schedule_flow_with(&added, &f, Some(&t)));
+            assert_eq!(got, want, "client {n}, list with a server added");
+            let got = id(&deleted, plain.schedule_flow_with(&deleted, &f, Some(&t)));
+            let moved = id(&deleted, fb.schedule_flow_with(&deleted, &f, Some(&t)));
+            if want == Some(3) {
+                to_deleted += 1;
+                assert_eq!(got, None, "client {n} of the deleted server");
+                assert!(moved.is_some() && moved != Some(3), "client {n}: {moved:?}");
+            } else {
+                assert_eq!(got, want, "client {n}, list with a server deleted");
+                assert_eq!(moved, want, "client {n}, fallback");
+            }
+        }
+        assert!(to_deleted > 300, "{to_deleted}");
+    }
+
+    /// A list that computes views on demand, like the kernel's, counting
+    /// how many a decision reads.
+    struct Lazy {
+        views: Vec<DestView>,
+        reads: core::cell::Cell<usize>,
+    }
+
+    impl Dests for Lazy {
+        fn len(&self) -> usize {
+            self.views.len()
+        }
+
+        fn view(&self, i: usize) -> Option<DestView> {
+            self.reads.set(self.reads.get() + 1);
+            self.views.get(i).copied()
+        }
+    }
+
+    /// Every scheduler decides from views computed on demand exactly as
+    /// from a slice of them, at 1000 servers; mh reads one server per
+    /// decision and rr one while all are available.
+    #[test]
+    fn lazy_views_many_servers() {
+        let views: Vec<DestView> = (0..1000u32)
+            .map(|i| DestView {
+                weight: 1 + i % 3,
+                last_weight: 1 + i % 3,
+                active_conns: i % 7,
+                hash_key: 0x0a00_0000 + i,
+                id: i + 1,
+                ..DestView::default()
+            })
+            .collect();
+        let lazy = Lazy {
+            views: views.clone(),
+            reads: core::cell::Cell::new(0),
+        };
+        let mut t = Box::new(MhTable::EMPTY);
+        let mut t2 = Box::new(MhTable::EMPTY);
+        for k in SchedKind::ALL {
+            let mut a = SchedState::with_dests(k, &views);
+            let mut b = SchedState::with_dests(k, &lazy);
+            a.dests_changed_with(&views, Some(&mut t));
+            b.dests_changed_with(&lazy, Some(&mut t2));
+            assert_eq!(t.lookup, t2.lookup);
+            for n in 0..200 {
+                let f = client(n, 0);
+                lazy.reads.set(0);
+                let want = a.schedule_flow_with(&views, &f, Some(&t));
+                let got = b.schedule_flow_with(&lazy, &f, Some(&t2));
+                assert_eq!(got, want, "{} client {n}", k.name());
+                match k {
+                    SchedKind::Mh | SchedKind::Rr => {
+                        assert_eq!(lazy.reads.get(), 1, "{} client {n}", k.name())
+                    }
+                    _ => {}
+                }
+            }
+        }
     }
 
     #[test]

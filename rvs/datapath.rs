@@ -239,7 +239,8 @@ fn is_l4_fragment(skb: &mut Skb<'_>) -> bool {
         return false;
     };
     let frag = u16::from_be_bytes([f0, f1]);
-    frag & (packet::IP_MF | packet::IP_OFFSET) != 0 && (proto == IPPROTO_TCP || proto == IPPROTO_UDP)
+    frag & (packet::IP_MF | packet::IP_OFFSET) != 0
+        && (proto == IPPROTO_TCP || proto == IPPROTO_UDP)
 }
 
 fn request(

@@ -15,8 +15,8 @@ use crate::ffi;
 use crate::netns::Net;
 use crate::rvs_core::config::AddrFamily;
 use crate::rvs_core::icmp::{
-    ICMPV6_EXC_HOPLIMIT, ICMPV6_PKT_TOOBIG, ICMPV6_TIME_EXCEED, ICMP_DEST_UNREACH,
-    ICMP_EXC_TTL, ICMP_FRAG_NEEDED, ICMP_TIME_EXCEEDED,
+    ICMPV6_EXC_HOPLIMIT, ICMPV6_PKT_TOOBIG, ICMPV6_TIME_EXCEED, ICMP_DEST_UNREACH, ICMP_EXC_TTL,
+    ICMP_FRAG_NEEDED, ICMP_TIME_EXCEEDED,
 };
 use crate::rvs_core::packet;
 use core::marker::PhantomData;

@@ -707,7 +707,11 @@ mod tests {
             assert_eq!(decrement_ttl(AddrFamily::Inet, &mut h), Ok(()));
             assert_eq!(h[8], ttl - 1);
             assert!(ip_header_checksum_ok(&h), "ttl {ttl}");
-            assert_eq!(h, ipv4_with_ttl(ttl - 1), "ttl {ttl}: same as a fresh header");
+            assert_eq!(
+                h,
+                ipv4_with_ttl(ttl - 1),
+                "ttl {ttl}: same as a fresh header"
+            );
         }
     }
 
@@ -716,13 +720,19 @@ mod tests {
         for ttl in [0u8, 1] {
             let mut h = ipv4_with_ttl(ttl);
             let before = h;
-            assert_eq!(decrement_ttl(AddrFamily::Inet, &mut h), Err(TtlError::Expired));
+            assert_eq!(
+                decrement_ttl(AddrFamily::Inet, &mut h),
+                Err(TtlError::Expired)
+            );
             assert_eq!(h, before);
         }
         let mut h6 = [0u8; 40];
         h6[0] = 0x60;
         h6[7] = 1;
-        assert_eq!(decrement_ttl(AddrFamily::Inet6, &mut h6), Err(TtlError::Expired));
+        assert_eq!(
+            decrement_ttl(AddrFamily::Inet6, &mut h6),
+            Err(TtlError::Expired)
+        );
         assert_eq!(h6[7], 1);
     }
 
@@ -741,8 +751,14 @@ mod tests {
     #[test]
     fn decrement_ttl_on_a_short_header_is_an_error() {
         let mut h = [0x45u8, 0, 0, 20, 0, 0, 0, 0, 64];
-        assert_eq!(decrement_ttl(AddrFamily::Inet, &mut h), Err(TtlError::Truncated));
-        assert_eq!(decrement_ttl(AddrFamily::Inet6, &mut h[..5]), Err(TtlError::Truncated));
+        assert_eq!(
+            decrement_ttl(AddrFamily::Inet, &mut h),
+            Err(TtlError::Truncated)
+        );
+        assert_eq!(
+            decrement_ttl(AddrFamily::Inet6, &mut h[..5]),
+            Err(TtlError::Truncated)
+        );
     }
 
     /// Test-only full TCP/UDP checksum over IPv4 with its pseudo-header,

@@ -800,13 +800,16 @@ impl Services {
             .iter()
             .position(|d| d.same(p.af, &p.addr, p.port))
             .ok_or(cfg(ENOENT, c"no such real server"))?;
+        let gone = dests.get(i).cloned();
         let new = copy_without(dests, Some(i))?;
         let update = svc.prepare_sched(&new, None)?;
-        if let Some(d) = dests.get(i) {
-            d.retire(&*w);
-        }
         svc.dests.replace(new, w)?;
         svc.commit_sched(update);
+        // Only once nothing can fail: a refused delete leaves the server
+        // listed and working, not listed but retired.
+        if let Some(d) = gone {
+            d.retire(&*w);
+        }
         Ok(())
     }
 

@@ -15,7 +15,9 @@
 adm_init rr
 mk_test_tmp
 
-# serve_ttl NS PORT: a dual-stack UDP server answering "ttl=N" (N as received).
+# serve_ttl NS PORT [ADDR]: a dual-stack UDP server answering "ttl=N" (N as
+# received), bound to ADDR (IPv6 form; default all): a DR real server binds
+# the VIP so its answers come from it.
 serve_ttl() {
   ip netns exec "$1" python3 -c '
 import socket, struct, sys
@@ -24,7 +26,7 @@ s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
 # IP_RECVTTL (12) and IPV6_RECVHOPLIMIT (51): Python does not name them all.
 s.setsockopt(socket.IPPROTO_IP, 12, 1)
 s.setsockopt(socket.IPPROTO_IPV6, 51, 1)
-s.bind(("::", int(sys.argv[1])))
+s.bind((sys.argv[2], int(sys.argv[1])))
 while True:
     _, anc, _, peer = s.recvmsg(2048, 256)
     ttl = "?"
@@ -33,7 +35,7 @@ while True:
         if (level, kind) in ((socket.IPPROTO_IP, 2), (socket.IPPROTO_IPV6, 52)):
             ttl = str(struct.unpack("i", data[:4])[0])
     s.sendto(("ttl=" + ttl + "\n").encode(), peer)
-' "$2" </dev/null >/dev/null 2>&1 &
+' "$2" "${3:-::}" </dev/null >/dev/null 2>&1 &
   bg_track $!
 }
 
@@ -141,7 +143,7 @@ kill_ns_procs
 # --- DR, IPv4 ------------------------------------------------------------------
 topo_direct dr
 direct_rs
-serve_ttl "${RS[1]}" 53
+serve_ttl "${RS[1]}" 53 "::ffff:$VIP"
 wait_listen "${RS[1]}" udp 53
 adm_ok "$LB" -A -u $VIP:53 -s rr
 adm_ok "$LB" -a -u $VIP:53 -r ${RIP[1]}:53 -g

@@ -385,6 +385,27 @@ IP
   nsysctl "$LB" net.ipv4.ip_forward=1
 }
 
+# topo_nat_ipv6: IPv6 beside IPv4 in topo_nat's namespaces (one real
+# server): client 2001:db8::2, director 2001:db8::1 and 2001:db8:1::254,
+# VIP6 2001:db8:100::1 on lo, real server 2001:db8:1::1. Sets VIP6.
+topo_nat_ipv6() {
+  VIP6=2001:db8:100::1
+  {
+    echo "addr add 2001:db8::1/64 dev d0 nodad"
+    echo "addr add $VIP6/128 dev lo"
+    echo "addr add 2001:db8:1::254/64 dev br0 nodad"
+  } | nsip "$LB"
+  nsip "$CL" <<IP
+addr add 2001:db8::2/64 dev c0 nodad
+route add default via 2001:db8::1
+IP
+  nsip "${RS[1]}" <<IP
+addr add 2001:db8:1::1/64 dev r0 nodad
+route add default via 2001:db8:1::254
+IP
+  nsysctl "$LB" net.ipv6.conf.all.forwarding=1
+}
+
 # switch3 SW CL LB RS: a bridge br0 in namespace SW joining c0 in CL, d0
 # in LB and f0 in RS (ports swc, swl, sws), all up; addresses are the
 # caller's.

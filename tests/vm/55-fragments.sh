@@ -18,21 +18,7 @@ adm_init rr
 mk_test_tmp
 topo_nat frag 1
 rs=${RS[1]}
-VIP6=2001:db8:100::1
-{
-  echo "addr add 2001:db8::1/64 dev d0 nodad"
-  echo "addr add $VIP6/128 dev lo"
-  echo "addr add 2001:db8:1::254/64 dev br0 nodad"
-} | nsip "$LB"
-nsip "$CL" <<IP
-addr add 2001:db8::2/64 dev c0 nodad
-route add default via 2001:db8::1
-IP
-nsip "$rs" <<IP
-addr add 2001:db8:1::1/64 dev r0 nodad
-route add default via 2001:db8:1::254
-IP
-nsysctl "$LB" net.ipv6.conf.all.forwarding=1
+topo_nat_ipv6
 
 ip netns exec "$rs" python3 -c '
 import socket

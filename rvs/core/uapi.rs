@@ -145,6 +145,10 @@ mod tests {
         check("RVS_DEST_ATTR_TUN_PORT", dest::TUN_PORT);
         check("RVS_DEST_ATTR_TUN_FLAGS", dest::TUN_FLAGS);
         check("__RVS_DEST_ATTR_MAX", dest::MAX + 1);
+        use super::super::tunnel;
+        check("RVS_TUN_TYPE_IPIP", u16::from(tunnel::TYPE_IPIP));
+        check("RVS_TUN_TYPE_GUE", u16::from(tunnel::TYPE_GUE));
+        check("RVS_TUN_TYPE_GRE", u16::from(tunnel::TYPE_GRE));
     }
 
     /// Every setting is the attribute `RVS_CMD_ATTR_<NAME>`, and settings

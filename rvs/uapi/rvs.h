@@ -135,6 +135,17 @@ enum rvs_dest_attr {
 };
 #define RVS_DEST_ATTR_MAX (__RVS_DEST_ATTR_MAX - 1)
 
+/* Tunnel types (RVS_DEST_ATTR_TUN_TYPE): IPVS's IP_VS_CONN_F_TUNNEL_TYPE_*. */
+enum rvs_tun_type {
+	RVS_TUN_TYPE_IPIP = 0,
+	RVS_TUN_TYPE_GUE,	/* 1 */
+	RVS_TUN_TYPE_GRE,	/* 2 */
+};
+
+/* Tunnel flags (RVS_DEST_ATTR_TUN_FLAGS): IPVS's IP_VS_TUNNEL_ENCAP_FLAG_*. */
+#define RVS_TUN_F_CSUM		0x0001
+#define RVS_TUN_F_REMCSUM	0x0002
+
 /* Attributes nested in *_STATS / *_STATS64. */
 enum rvs_stats_attr {
 	RVS_STATS_ATTR_UNSPEC = 0,

@@ -316,11 +316,11 @@ pub struct TunnelOpts {
 }
 
 impl TunnelOpts {
-    pub const IPIP: u8 = 0;
-    pub const GUE: u8 = 1;
-    pub const GRE: u8 = 2;
-    pub const CSUM: u16 = 1;
-    pub const REMCSUM: u16 = 2;
+    pub const IPIP: u8 = crate::uapi::RVS_TUN_TYPE_IPIP;
+    pub const GUE: u8 = crate::uapi::RVS_TUN_TYPE_GUE;
+    pub const GRE: u8 = crate::uapi::RVS_TUN_TYPE_GRE;
+    pub const CSUM: u16 = crate::uapi::RVS_TUN_F_CSUM;
+    pub const REMCSUM: u16 = crate::uapi::RVS_TUN_F_REMCSUM;
 
     /// ipvsadm's name of the type.
     pub fn type_name(&self) -> &'static str {

@@ -118,6 +118,13 @@ uapi_consts! {
     RVS_DEST_ATTR_TUN_FLAGS: u16 = 15;
     RVS_DEST_ATTR_MAX: u16 = 15;
 
+    // enum rvs_tun_type, tunnel flags
+    RVS_TUN_TYPE_IPIP: u8 = 0;
+    RVS_TUN_TYPE_GUE: u8 = 1;
+    RVS_TUN_TYPE_GRE: u8 = 2;
+    RVS_TUN_F_CSUM: u16 = 0x0001;
+    RVS_TUN_F_REMCSUM: u16 = 0x0002;
+
     // enum rvs_stats_attr
     RVS_STATS_ATTR_UNSPEC: u16 = 0;
     RVS_STATS_ATTR_CONNS: u16 = 1;

@@ -46,6 +46,12 @@ fn eval(expr: &str, known: &BTreeMap<String, i64>) -> Result<i64, String> {
     if let Some(inner) = e.strip_prefix('(').and_then(|x| x.strip_suffix(')')) {
         return eval(inner, known);
     }
+    if let Some(i) = e.rfind('|') {
+        return Ok(eval(&e[..i], known)? | eval(&e[i + 1..], known)?);
+    }
+    if let Some(i) = e.find("<<") {
+        return Ok(eval(&e[..i], known)? << eval(&e[i + 2..], known)?);
+    }
     for op in ['-', '+'] {
         if let Some(i) = e.rfind(op) {
             if i > 0 {
@@ -70,7 +76,14 @@ fn eval(expr: &str, known: &BTreeMap<String, i64>) -> Result<i64, String> {
         .ok_or_else(|| format!("unknown name '{e}'"))
 }
 
+/// Parses rvs.h, where every line must make sense.
 fn parse_header(src: &str) -> Result<Header, String> {
+    parse(src, false)
+}
+
+/// Parses a header, skipping (if `lenient`) the defines this small
+/// evaluator cannot compute: function-like macros, multi-line masks.
+fn parse(src: &str, lenient: bool) -> Result<Header, String> {
     let src = strip_comments(src);
     let mut h = Header::default();
     let mut lines = src.lines().peekable();
@@ -87,8 +100,13 @@ fn parse_header(src: &str) -> Result<Header, String> {
             if let Some(s) = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
                 h.strings.insert(name, s.to_string());
             } else {
-                let v = eval(value, &h.numbers)?;
-                h.numbers.insert(name, v);
+                match eval(value, &h.numbers) {
+                    Ok(v) => {
+                        h.numbers.insert(name, v);
+                    }
+                    Err(_) if lenient => {}
+                    Err(e) => return Err(e),
+                }
             }
         } else if t.starts_with("enum") || t.starts_with("struct") {
             // Gather the whole body up to "};".
@@ -243,4 +261,149 @@ fn a_change_on_either_side_is_caught() {
     assert!(mismatches(&removed)
         .iter()
         .any(|l| l.starts_with("RVS_DEST_WEIGHT_MAX")));
+}
+
+/// The kernel's own include/uapi/linux/ip_vs.h: from $RVS_IPVS_H
+/// (tests/run-all points it into the test kernel's tree), else straight
+/// from the linux-source-6.12 package's tarball.
+fn kernel_ip_vs_h() -> String {
+    if let Ok(path) = std::env::var("RVS_IPVS_H") {
+        return std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("RVS_IPVS_H={path}: {e}"));
+    }
+    let tarball = "/usr/src/linux-source-6.12.tar.xz";
+    let out = std::process::Command::new("tar")
+        .args([
+            "-xJOf",
+            tarball,
+            "linux-source-6.12/include/uapi/linux/ip_vs.h",
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("tar: {e}"));
+    assert!(
+        out.status.success(),
+        "cannot read ip_vs.h from {tarball} (install linux-source-6.12: qemu/install-deps, \
+         or set RVS_IPVS_H): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("ip_vs.h is text")
+}
+
+/// rvs.h's name for one of ip_vs.h's: IPVS_CMD_X and IP_VS_SVC_F_X become
+/// RVS_CMD_X and RVS_SVC_F_X.
+fn rvs_name(ipvs: &str) -> Option<String> {
+    let rest = ipvs
+        .strip_prefix("IPVS_")
+        .or_else(|| ipvs.strip_prefix("IP_VS_"))?;
+    Some(format!("RVS_{rest}"))
+}
+
+/// ip_vs.h's names that rvs.h need not have, and why.
+const NOT_IN_RVS: &[(&str, &str)] = &[
+    (
+        "IP_VS_SO_",
+        "the old setsockopt interface: rvs speaks generic netlink only",
+    ),
+    ("IP_VS_BASE_CTL", "setsockopt base"),
+    ("IP_VS_STATE_", "sync daemon states (no sync daemon yet)"),
+    (
+        "IPVS_DAEMON_ATTR_",
+        "sync daemon attributes (no sync daemon yet)",
+    ),
+    (
+        "IP_VS_CONN_F_",
+        "connection flags other than the forwarding methods are kernel-internal",
+    ),
+    ("IP_VS_SVC_F_SCHED_", "aliases of SCHED1..3"),
+    (
+        "IP_VS_TUNNEL_ENCAP_FLAG_",
+        "tunnel flags: rvs.h names them RVS_TUN_F_*",
+    ),
+    ("IP_VS_IFNAME_MAXLEN", "sync daemon interface name"),
+    ("IP_VS_PEDATA_MAXLEN", "persistence engine data (no engine)"),
+    ("IPVS_DEST_ATTR_TUN_", "checked below"),
+];
+
+/// Every number the kernel's ip_vs.h and rvs.h both name must agree, and
+/// every generic netlink command and attribute of IPVS must exist in rvs.h
+/// (rvs answers IPVS's message layout). `*_MAX` values may differ: rvs
+/// numbers its additions after IPVS's last.
+fn ipvs_mismatches(ipvs_src: &str, rvs_src: &str) -> Vec<String> {
+    let ipvs = match parse(ipvs_src, true) {
+        Ok(h) => h,
+        Err(e) => return vec![format!("cannot parse ip_vs.h: {e}")],
+    };
+    let rvs = match parse_header(rvs_src) {
+        Ok(h) => h,
+        Err(e) => return vec![format!("cannot parse rvs.h: {e}")],
+    };
+    let mut out = Vec::new();
+    for (name, value) in &ipvs.numbers {
+        if name.starts_with("__") || name.ends_with("_MAX") || name.starts_with("_IP_VS") {
+            continue;
+        }
+        let Some(ours) = rvs_name(name) else { continue };
+        match rvs.numbers.get(&ours) {
+            Some(v) if v == value => {}
+            Some(v) => out.push(format!("{name} = {value:#x} but {ours} = {v:#x}")),
+            None if NOT_IN_RVS.iter().any(|(p, _)| name.starts_with(p)) => {}
+            None => out.push(format!("{name} = {value:#x} has no {ours} in rvs.h")),
+        }
+    }
+    // Tunnel types and flags: IPVS's values under rvs.h's names.
+    for (theirs, ours) in [
+        ("IP_VS_CONN_F_TUNNEL_TYPE_IPIP", "RVS_TUN_TYPE_IPIP"),
+        ("IP_VS_CONN_F_TUNNEL_TYPE_GUE", "RVS_TUN_TYPE_GUE"),
+        ("IP_VS_CONN_F_TUNNEL_TYPE_GRE", "RVS_TUN_TYPE_GRE"),
+        ("IP_VS_TUNNEL_ENCAP_FLAG_CSUM", "RVS_TUN_F_CSUM"),
+        ("IP_VS_TUNNEL_ENCAP_FLAG_REMCSUM", "RVS_TUN_F_REMCSUM"),
+        ("IPVS_DEST_ATTR_TUN_TYPE", "RVS_DEST_ATTR_TUN_TYPE"),
+        ("IPVS_DEST_ATTR_TUN_PORT", "RVS_DEST_ATTR_TUN_PORT"),
+        ("IPVS_DEST_ATTR_TUN_FLAGS", "RVS_DEST_ATTR_TUN_FLAGS"),
+    ] {
+        match (ipvs.numbers.get(theirs), rvs.numbers.get(ours)) {
+            (Some(a), Some(b)) if a == b => {}
+            (a, b) => out.push(format!("{theirs} = {a:?} but {ours} = {b:?}")),
+        }
+    }
+    match ipvs.strings.get("IPVS_GENL_NAME") {
+        Some(s) if s == "IPVS" => {}
+        other => out.push(format!("IPVS_GENL_NAME in ip_vs.h is {other:?}")),
+    }
+    out
+}
+
+#[test]
+fn numbers_match_the_kernels_ip_vs_h() {
+    let ipvs = kernel_ip_vs_h();
+    let m = ipvs_mismatches(&ipvs, &header_text());
+    assert!(
+        m.is_empty(),
+        "rvs/uapi/rvs.h and the kernel's include/uapi/linux/ip_vs.h disagree:\n{}",
+        m.join("\n")
+    );
+    // The check sees the kernel's numbers at all.
+    let h = parse(&ipvs, true).unwrap();
+    assert_eq!(h.numbers["IPVS_CMD_ZERO"], 16);
+    assert_eq!(h.numbers["IPVS_DEST_ATTR_TUN_FLAGS"], 15);
+    assert_eq!(h.numbers["IP_VS_TUNNEL_ENCAP_FLAG_REMCSUM"], 2);
+}
+
+#[test]
+fn a_number_that_differs_from_ip_vs_h_is_caught() {
+    let ipvs = kernel_ip_vs_h();
+    let rvs = header_text();
+    let swapped = rvs.replacen("RVS_CONN_F_DROUTE\t0x0003", "RVS_CONN_F_DROUTE\t0x0005", 1);
+    assert_ne!(swapped, rvs);
+    let m = ipvs_mismatches(&ipvs, &swapped);
+    assert!(
+        m.iter().any(|l| l.starts_with("IP_VS_CONN_F_DROUTE")),
+        "{m:?}"
+    );
+    let dropped = rvs.replacen("RVS_SVC_ATTR_PE_NAME,", "", 1);
+    assert_ne!(dropped, rvs);
+    let m = ipvs_mismatches(&ipvs, &dropped);
+    assert!(
+        m.iter().any(|l| l.starts_with("IPVS_SVC_ATTR_STATS64")),
+        "{m:?}"
+    );
 }

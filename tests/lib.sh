@@ -131,12 +131,12 @@ adm_init() {
   local s
   case "$ADM" in
     ipvsadm)
-      command -v ipvsadm >/dev/null || skip "ipvsadm not installed"
+      command -v ipvsadm >/dev/null || fail "ipvsadm not installed (qemu/install-deps installs it)"
       # A pure reference: no rvs hooks next to IPVS's (the runner reloads
       # rvs.ko after each test).
       if rvs_loaded; then rmmod rvs || fail "cannot unload rvs for the ipvsadm reference run"; log "unloaded rvs.ko"; fi
-      modprobe ip_vs 2>/dev/null || skip "cannot load ip_vs"
-      for s in "$@"; do modprobe "ip_vs_$s" 2>/dev/null || skip "cannot load ip_vs_$s"; done
+      modprobe ip_vs 2>/dev/null || fail "cannot load ip_vs"
+      for s in "$@"; do modprobe "ip_vs_$s" 2>/dev/null || fail "cannot load ip_vs_$s"; done
       ;;
     rvsadm)
       command -v rvsadm >/dev/null || fail "rvsadm not on PATH"
@@ -147,8 +147,9 @@ adm_init() {
   log "engine: $ADM"
 }
 
-# Skips tests that exercise rvs itself, not the ipvsadm-compatible surface.
-rvs_only() { [ "$ADM" = rvsadm ] || skip "rvs-only test (RVS_ADM=$ADM)"; }
+# Skips tests that exercise rvs itself, not the ipvsadm-compatible surface;
+# tests/vm/parity.list must say why (the IPVS pass does not run them).
+rvs_only() { [ "$ADM" = rvsadm ] || skip "rvs-only test (RVS_ADM=$ADM; see tests/vm/parity.list)"; }
 
 # adm NS ARGS...: runs the admin tool in namespace NS (output untouched).
 adm() { local ns=$1; shift; ip netns exec "$ns" "$ADM" "$@"; }

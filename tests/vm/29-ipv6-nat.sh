@@ -98,8 +98,7 @@ expect_balance "$CL" tcp 10.0.100.1 80 2 "rs1:1 rs2:1" "IPv4 NAT next to IPv6"
 expect_balance "$CL" tcp $VIP 80 2 "rs1:1 rs2:1" "IPv6 NAT next to IPv4"
 
 # --- Firewall-mark services of both families, same mark --------------------
-command -v nft >/dev/null ||
-  pass "IPv6 NAT balances real traffic, next to IPv4 (fwmark part skipped: no nft)"
+command -v nft >/dev/null || fail "nft (nftables) not installed (qemu/install-deps installs it)"
 ip netns exec "$LB" nft -f - <<NFT || fail "nft rules"
 table inet rvsfwm6 {
   chain pre {

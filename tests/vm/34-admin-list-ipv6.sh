@@ -8,11 +8,7 @@ adm_init rr
 newns LB lb
 norm() { sed -e 's/[[:space:]]\+/ /g' -e 's/ $//'; }
 
-if ! out=$(adm "$LB" -A -t [2001:db8::1]:80 -s rr 2>&1); then
-  grep -qi 'family not supported' <<<"$out" && skip "IPv6 services not supported by $ADM's engine yet: $out"
-  fail "$ADM -A -t [2001:db8::1]:80 -s rr: $out"
-fi
-log "[lb] $ADM -A -t [2001:db8::1]:80 -s rr"
+adm_ok "$LB" -A -t [2001:db8::1]:80 -s rr
 adm_ok "$LB" -a -t [2001:db8::1]:80 -r [2001:db8::10]:8080 -m -w 2
 adm_ok "$LB" -a -t [2001:db8::1]:80 -r [2001:db8::9]:80 -g -w 1
 adm_ok "$LB" -A -u [2001:db8::1]:53 -s wrr

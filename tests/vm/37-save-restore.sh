@@ -41,31 +41,25 @@ apply() { # apply NS ADM: the rules, one command per line
 }
 
 # 1. The kernel's IPVS and ipvsadm make the reference.
-if command -v ipvsadm >/dev/null && modprobe ip_vs 2>/dev/null &&
-   modprobe ip_vs_rr && modprobe ip_vs_sh && modprobe ip_vs_mh && modprobe ip_vs_wlc; then
-  # Leave the kernel as found: later tests load IPVS themselves.
-  at_exit 'modprobe -r ip_vs_rr ip_vs_sh ip_vs_mh ip_vs_wlc ip_vs 2>/dev/null'
-  newns REF ref
-  apply "$REF" ipvsadm
-  ip netns exec "$REF" ipvsadm -S -n >"$T/ipvs.save" || fail "ipvsadm -S -n"
-  ip netns exec "$REF" ipvsadm-save -n >"$T/ipvs-save.out" || fail "ipvsadm-save -n"
-  sed 's/^/#   ipvsadm -S: /' "$T/ipvs.save" >&2
-  ip netns exec "$REF" ipvsadm -C
-  have_ipvs=1
-else
-  log "kernel IPVS not available: no reference save"
-  have_ipvs=0
-fi
+command -v ipvsadm >/dev/null || fail "ipvsadm not installed (qemu/install-deps installs it)"
+modprobe ip_vs && modprobe ip_vs_rr && modprobe ip_vs_sh && modprobe ip_vs_mh && modprobe ip_vs_wlc ||
+  fail "cannot load the kernel's IPVS (the reference)"
+# Leave the kernel as found: later tests load IPVS themselves.
+at_exit 'modprobe -r ip_vs_rr ip_vs_sh ip_vs_mh ip_vs_wlc ip_vs 2>/dev/null'
+newns REF ref
+apply "$REF" ipvsadm
+ip netns exec "$REF" ipvsadm -S -n >"$T/ipvs.save" || fail "ipvsadm -S -n"
+ip netns exec "$REF" ipvsadm-save -n >"$T/ipvs-save.out" || fail "ipvsadm-save -n"
+sed 's/^/#   ipvsadm -S: /' "$T/ipvs.save" >&2
+ip netns exec "$REF" ipvsadm -C
 
 # 2. The same rules through rvsadm; -S must print what ipvsadm -S prints.
 newns A a
 apply "$A" rvsadm
 adm "$A" -S -n >"$T/rvs.save" || fail "rvsadm -S -n"
 sed 's/^/#   rvsadm -S: /' "$T/rvs.save" >&2
-if [ $have_ipvs = 1 ]; then
-  diff -u "$T/ipvs.save" "$T/rvs.save" >&2 || fail "rvsadm -S -n differs from ipvsadm -S -n"
-  log "rvsadm -S -n is identical to ipvsadm -S -n ($(wc -l <"$T/rvs.save") lines)"
-fi
+diff -u "$T/ipvs.save" "$T/rvs.save" >&2 || fail "rvsadm -S -n differs from ipvsadm -S -n"
+log "rvsadm -S -n is identical to ipvsadm -S -n ($(wc -l <"$T/rvs.save") lines)"
 adm "$A" -S >"$T/rvs.save2"
 cmp -s "$T/rvs.save" "$T/rvs.save2" || fail "-S and -S -n differ (rvsadm is always numeric)"
 
@@ -91,7 +85,7 @@ diff -u "$T/a.save" <(adm "$B" -S -n) >&2 || fail "-C, -R gave other rules"
 # 4. Real ipvsadm-save output into rvs, then real traffic.
 topo_nat sr 2
 for i in 1 2; do serve_name "${RS[$i]}" tcp 80 rs$i; done
-if [ $have_ipvs = 1 ]; then src="$T/ipvs-save.out"; else src="$T/rvs.save"; fi
+src="$T/ipvs-save.out"
 adm "$LB" -R <"$src" || fail "rvsadm -R of $(basename "$src")"
 diff -u "$T/rvs.save" <(adm "$LB" -S -n) >&2 || fail "ipvsadm-save output restored into other rules"
 expect_balance "$CL" tcp $VIP 80 6 "rs1:3 rs2:3" "restored from ipvsadm-save -n"
@@ -129,12 +123,10 @@ n=$(adm "$D" -S -n | wc -l)
 assert_eq "$n" 300 "lines saved after restoring 300"
 log "rvsadm -R: 300 lines (100 services, 200 servers) in ${ms} ms"
 adm_ok "$D" -C
-if [ $have_ipvs = 1 ]; then
-  newns E e
-  start=$(date +%s%N)
-  ip netns exec "$E" ipvsadm -R <"$T/big" || fail "ipvsadm -R of 300 lines"
-  ms=$(( ($(date +%s%N) - start) / 1000000 ))
-  log "ipvsadm -R (kernel IPVS): the same 300 lines in ${ms} ms"
-  ip netns exec "$E" ipvsadm -C
-fi
+newns E e
+start=$(date +%s%N)
+ip netns exec "$E" ipvsadm -R <"$T/big" || fail "ipvsadm -R of 300 lines"
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+log "ipvsadm -R (kernel IPVS): the same 300 lines in ${ms} ms"
+ip netns exec "$E" ipvsadm -C
 pass "-S matches ipvsadm, -R restores ipvsadm-save output and round trips, stops at a bad line"

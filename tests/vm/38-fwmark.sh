@@ -7,7 +7,7 @@
 # mark, so one client sticks to one server across both VIPs and ports.
 . "$(dirname "$0")/../lib.sh"
 adm_init rr
-command -v nft >/dev/null || skip "nft (nftables) not installed"
+command -v nft >/dev/null || fail "nft (nftables) not installed (qemu/install-deps installs it)"
 topo_nat fwm 2
 VIP2=10.0.100.2
 ip -n "$LB" addr add $VIP2/32 dev lo

@@ -24,8 +24,8 @@
 
 adm_init rr wrr
 mk_test_tmp
-command -v unshare >/dev/null && command -v nsenter >/dev/null || skip "unshare/nsenter missing"
-[ "$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 0)" -gt 0 ] || skip "user namespaces disabled"
+command -v unshare >/dev/null && command -v nsenter >/dev/null || fail "unshare/nsenter missing (util-linux)"
+[ "$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 0)" -gt 0 ] || fail "user namespaces disabled (user.max_user_namespaces is 0)"
 
 # The admin tool must be reachable by uid 65534 (the 9p root may hide it).
 adm_bin=$(command -v "$ADM")

@@ -7,10 +7,10 @@
 
 bench=$RVS_ROOT/tests/bench/in-vm.sh
 connrate=$RVS_ROOT/tests/bench/connrate/target/release/connrate
-[ -x "$connrate" ] || skip "connrate not built (cd tests/bench/connrate && cargo build --release)"
-command -v ipvsadm >/dev/null || skip "ipvsadm not installed"
-command -v iperf3 >/dev/null || skip "iperf3 not installed"
-modinfo ip_vs >/dev/null 2>&1 || skip "no ip_vs module"
+[ -x "$connrate" ] || fail "connrate not built (cd tests/bench/connrate && cargo build --release)"
+command -v ipvsadm >/dev/null || fail "ipvsadm not installed"
+command -v iperf3 >/dev/null || fail "iperf3 not installed"
+modinfo ip_vs >/dev/null 2>&1 || fail "no ip_vs module"
 mk_test_tmp
 
 # The bench loads and unloads the engines itself; tests/vm/run reloads rvs after.

@@ -583,11 +583,11 @@ impl ConnTable {
             // Due at once: the first pass sets real hints.
             hints.push(AtomicU32::new(jiffies() as u32), GFP_KERNEL_ACCOUNT)?;
         }
-        let mut locks = KVec::with_capacity(LOCK_STRIPES, GFP_KERNEL)?;
+        let mut locks = KVec::with_capacity(LOCK_STRIPES, GFP_KERNEL_ACCOUNT)?;
         for _ in 0..LOCK_STRIPES {
             locks.push(
-                KBox::pin_init(new_spinlock!((), "rvs_conn_bucket"), GFP_KERNEL)?,
-                GFP_KERNEL,
+                KBox::pin_init(new_spinlock!((), "rvs_conn_bucket"), GFP_KERNEL_ACCOUNT)?,
+                GFP_KERNEL_ACCOUNT,
             )?;
         }
         let mut key = [0u8; 16];

@@ -80,7 +80,7 @@ impl Hooks {
     /// period (it is the namespace's own state, which drops its hooks in
     /// `pre_exit` and is freed after the grace period before `exit`).
     pub(crate) unsafe fn register(net: &Net, state: *const NetState) -> Result<Self> {
-        let mut ops = KBox::new([ffi::nf_hook_ops::default(); NHOOKS], GFP_KERNEL)?;
+        let mut ops = KBox::new([ffi::nf_hook_ops::default(); NHOOKS], GFP_KERNEL_ACCOUNT)?;
         let v4 = POINTS.iter().map(|p| (false, p));
         let points = Iterator::chain(v4, POINTS.iter().map(|p| (true, p)));
         for (op, (v6, &(point, hooknum, priority))) in ops.iter_mut().zip(points) {

@@ -104,7 +104,7 @@ impl<T: Send + Sync> RcuCell<T> {
     /// A cell holding `value`.
     pub(crate) fn new(value: T) -> Result<Self> {
         Ok(Self {
-            ptr: AtomicPtr::new(Self::node(value, GFP_KERNEL)?),
+            ptr: AtomicPtr::new(Self::node(value, GFP_KERNEL_ACCOUNT)?),
         })
     }
 
@@ -125,7 +125,7 @@ impl<T: Send + Sync> RcuCell<T> {
 
     /// Publishes `value`; the old value is dropped after a grace period.
     pub(crate) fn replace(&self, value: T, _writer: &mut impl WriterToken) -> Result {
-        let new = Self::node(value, GFP_KERNEL)?;
+        let new = Self::node(value, GFP_KERNEL_ACCOUNT)?;
         let old = self.ptr.swap(new, Ordering::AcqRel);
         // SAFETY: `old` is no longer reachable through the cell; readers that loaded it are in
         // read-side sections, which `call_rcu` waits for before `free_node` runs.
@@ -183,7 +183,7 @@ impl<T: Send + Sync> RcuOpt<T> {
     /// after a grace period.
     pub(crate) fn replace(&self, value: Option<T>, _writer: &mut impl WriterToken) -> Result {
         let new = match value {
-            Some(v) => RcuCell::node(v, GFP_KERNEL)?,
+            Some(v) => RcuCell::node(v, GFP_KERNEL_ACCOUNT)?,
             None => core::ptr::null_mut(),
         };
         let old = self.ptr.swap(new, Ordering::AcqRel);

@@ -93,7 +93,7 @@ impl CacheNode {
                 head: Opaque::uninit(),
                 cache: Opaque::uninit(),
             },
-            GFP_KERNEL,
+            GFP_KERNEL_ACCOUNT,
         )?;
         // SAFETY: `cache` is valid storage for a `dst_cache`; init fills it
         // in (it holds no pointer to itself).

@@ -122,7 +122,7 @@ impl NetState {
             return Err(ENODEV);
         }
         if self.conns.load(Ordering::Acquire).is_null() {
-            let table = KBox::new(ConnTable::new(conn_tab_bits())?, GFP_KERNEL)?;
+            let table = KBox::new(ConnTable::new(conn_tab_bits())?, GFP_KERNEL_ACCOUNT)?;
             self.conns.store(KBox::into_raw(table), Ordering::Release);
             self.schedule_gc();
         }
@@ -232,7 +232,7 @@ impl PernetState for NetState {
                 last_estimate: [(); 2].map(|()| AtomicU64::new(crate::conn::jiffies())),
                 ticks: AtomicU64::new(0),
             }),
-            GFP_KERNEL,
+            GFP_KERNEL_ACCOUNT,
         )?;
         // SAFETY: `gc` is pinned in the state and not yet queued.
         unsafe { ffi::rvs_init_delayed_work(state.gc.get(), Some(gc_work)) };

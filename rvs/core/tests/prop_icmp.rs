@@ -79,6 +79,8 @@ fn addr4(a: &[u8; 16]) -> [u8; 4] {
 }
 
 proptest! {
+    #![proptest_config(common::config())]
+
     #[test]
     fn icmp_v4_quote_gives_the_generated_flow(
         outer in outer_v4(), inner in inner_v4(), l4 in l4_strategy(),

@@ -33,6 +33,8 @@
     unreachable_pub
 )]
 
+mod common;
+
 use proptest::prelude::*;
 use rvs_core::config::{AddrFamily, FwdMethod};
 use rvs_core::nlattr::{self, AttrError, AttrIter, NLA_HDRLEN, NLA_TYPE_MASK};
@@ -80,6 +82,8 @@ fn offset_in(buf: &[u8], sub: &[u8]) -> usize {
 }
 
 proptest! {
+    #![proptest_config(common::config())]
+
     #[test]
     fn any_bytes_yield_attributes_inside_the_buffer_and_aligned(
         bytes in proptest::collection::vec(any::<u8>(), 0..200),
@@ -376,6 +380,8 @@ fn shuffle<T>(mut v: Vec<T>, seed: u64) -> Vec<T> {
 }
 
 proptest! {
+    #![proptest_config(common::config())]
+
     #[test]
     fn service_nest_decodes_to_the_generated_service(
         s in svc_strategy(), seed in any::<u64>(), cut in any::<prop::sample::Index>(),

@@ -37,6 +37,8 @@ use rvs_core::config::AddrFamily;
 use rvs_core::packet::{self, ParseError};
 
 proptest! {
+    #![proptest_config(common::config())]
+
     #[test]
     fn ipv4_parse_returns_the_generated_fields(
         ip in v4_strategy(Just(0)), l4 in l4_strategy(), pad in 0usize..8,

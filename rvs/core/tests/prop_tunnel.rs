@@ -31,6 +31,8 @@
     unreachable_pub
 )]
 
+mod common;
+
 use proptest::prelude::*;
 use rvs_core::tunnel::{self, Tunnel, GUE_HLEN, GUE_HLEN_MAX};
 
@@ -48,6 +50,8 @@ fn tunnel_strategy() -> impl Strategy<Value = Tunnel> {
 }
 
 proptest! {
+    #![proptest_config(common::config())]
+
     #[test]
     fn uapi_and_pack_round_trip(t in tunnel_strategy()) {
         let (k, p, f) = t.to_uapi();

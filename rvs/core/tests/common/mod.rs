@@ -297,3 +297,15 @@ pub fn v6_packet(s: &[u8; 16], d: &[u8; 16], hop: u8, chain: &[Ext], l4: &L4) ->
     pkt.extend_from_slice(&seg);
     pkt
 }
+
+/// proptest's defaults (256 cases, `PROPTEST_CASES` overrides), with
+/// failing cases saved next to the test file (`tests/prop_x.regressions`,
+/// commit them) rather than in a directory outside the crate.
+pub fn config() -> ProptestConfig {
+    ProptestConfig {
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::WithSource("regressions"),
+        )),
+        ..ProptestConfig::default()
+    }
+}

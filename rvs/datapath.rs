@@ -330,8 +330,7 @@ fn request(
                 vaddr,
                 vport: pkt.dport,
                 daddr: dest.addr,
-                // Port 0 (firewall-mark services): keep the packet's.
-                dport: if dest.port == 0 { pkt.dport } else { dest.port },
+                dport: dest_port(svc, &dest, pkt.dport),
             };
             let fwd = dest.fwd();
             new_conn = true;
@@ -398,6 +397,19 @@ enum Nodest {
     Expired,
 }
 
+/// The real server port a new connection goes to, as IPVS: the server's
+/// own port, unless it has none (port 0: the packet's port), or the
+/// service is persistent and the packet came in on another port than the
+/// service's (an all-ports or firewall-mark service with `-p`: each
+/// connection keeps its port, so one client's ports all reach one server).
+fn dest_port(svc: &Service, dest: &Dest, pkt_dport: u16) -> u16 {
+    if dest.port == 0 || (svc.persistence().is_some() && pkt_dport != svc.key.port) {
+        pkt_dport
+    } else {
+        dest.port
+    }
+}
+
 /// Connections of deleted real servers, as IPVS: with
 /// `expire_nodest_conn` 0 (the default) their packets are dropped until
 /// they time out; with 1 the connection ends at its next packet, which is
@@ -443,7 +455,7 @@ fn persistent_dest(
     quiescent: bool,
     limits: crate::conn::Limits,
 ) -> (Option<Arc<Dest>>, Option<ControlRef>) {
-    let (caddr, vaddr, vport) = (&flow.caddr, &flow.vaddr, flow.vport);
+    let (caddr, vaddr) = (&flow.caddr, &flow.vaddr);
     let mut masked = [0u8; 16];
     for (m, (a, k)) in masked.iter_mut().zip(caddr.iter().zip(mask)) {
         *m = a & k;
@@ -454,7 +466,9 @@ fn persistent_dest(
         fwm_addr = addr16(svc.key.fwmark.to_be_bytes());
         (0, &fwm_addr, 0)
     } else {
-        (svc.key.protocol, vaddr, vport)
+        // An all-ports service keeps one template for all the address's
+        // ports (vport 0), as IPVS's port-zero templates.
+        (svc.key.protocol, vaddr, svc.key.port)
     };
     if let Some(t) = conns.lookup_template(g, af, proto, &masked, vaddr, vport) {
         let expired = quiescent && t.dest.weight() == 0;

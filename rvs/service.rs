@@ -84,7 +84,7 @@ impl Dest {
                 stats: Stats::new()?,
                 route: crate::route::RouteCache::new()?,
             },
-            GFP_KERNEL,
+            GFP_KERNEL_ACCOUNT,
         )?)
     }
 
@@ -233,7 +233,7 @@ struct SchedUpdate {
 /// An empty lblc/lblcr table with a random hash key (about 72 KiB:
 /// kvmalloc, never on the stack).
 fn new_lblc_table() -> Result<KVBox<LblcTable>> {
-    let b = KVBox::<LblcTable>::new_uninit(GFP_KERNEL | __GFP_ZERO)?;
+    let b = KVBox::<LblcTable>::new_uninit(GFP_KERNEL_ACCOUNT | __GFP_ZERO)?;
     // SAFETY: the allocation is zero-filled, and an all-zero `LblcTable`
     // is a valid empty table (documented in rvs_core::lblc).
     let mut t = unsafe { b.assume_init() };
@@ -254,7 +254,7 @@ fn now_secs() -> u64 {
 /// A zeroed Maglev table on the heap (32 KiB: kvmalloc, never on the
 /// stack).
 fn new_mh_table() -> Result<KVBox<MhTable>> {
-    let b = KVBox::<MhTable>::new_uninit(GFP_KERNEL | __GFP_ZERO)?;
+    let b = KVBox::<MhTable>::new_uninit(GFP_KERNEL_ACCOUNT | __GFP_ZERO)?;
     // SAFETY: the allocation is zero-filled, and an all-zero `MhTable` is a
     // valid empty table (documented in rvs_core::mh).
     Ok(unsafe { b.assume_init() })
@@ -313,7 +313,7 @@ impl Service {
                 netmask: AtomicU32::new(p.netmask),
                 stats,
             }),
-            GFP_KERNEL,
+            GFP_KERNEL_ACCOUNT,
         )
     }
 
@@ -490,13 +490,17 @@ pub(crate) struct Services {
     /// How many of them are firewall-mark services: marked packets look
     /// for one only when there are some.
     fwmark_services: AtomicU32,
+    /// How many are all-ports (port 0, persistent) services: a packet
+    /// without a service of its own port looks for one only when there are
+    /// some (IPVS's `nullsvc_counter`).
+    all_ports_services: AtomicU32,
 }
 
 fn copy_without<T>(src: &[Arc<T>], skip: Option<usize>) -> Result<KVec<Arc<T>>, ModelError> {
-    let mut out = KVec::with_capacity(src.len() + 1, GFP_KERNEL)?;
+    let mut out = KVec::with_capacity(src.len() + 1, GFP_KERNEL_ACCOUNT)?;
     for (i, item) in src.iter().enumerate() {
         if Some(i) != skip {
-            out.push(item.clone(), GFP_KERNEL)?;
+            out.push(item.clone(), GFP_KERNEL_ACCOUNT)?;
         }
     }
     Ok(out)
@@ -506,9 +510,9 @@ impl Services {
     /// An empty table.
     pub(crate) fn new() -> Result<Self> {
         let n = 1usize << SVC_TAB_BITS;
-        let mut buckets = KVVec::with_capacity(n, GFP_KERNEL)?;
+        let mut buckets = KVVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?;
         for _ in 0..n {
-            buckets.push(RcuOpt::empty(), GFP_KERNEL)?;
+            buckets.push(RcuOpt::empty(), GFP_KERNEL_ACCOUNT)?;
         }
         let mut key = [0u8; 16];
         // SAFETY: `key` is a valid 16-byte buffer.
@@ -518,6 +522,7 @@ impl Services {
             key: SipKey::from_bytes(&key),
             count: AtomicU32::new(0),
             fwmark_services: AtomicU32::new(0),
+            all_ports_services: AtomicU32::new(0),
         })
     }
 
@@ -565,8 +570,26 @@ impl Services {
         }
     }
 
-    /// The service for a packet to `addr:port` over `protocol`.
+    /// The service for a packet to `addr:port` over `protocol`: the one of
+    /// that port, else the address's all-ports (port 0) service, as IPVS's
+    /// `ip_vs_service_find`.
     pub(crate) fn lookup<'g>(
+        &'g self,
+        g: &'g ReadGuard,
+        af: AddrFamily,
+        protocol: u8,
+        addr: &[u8; 16],
+        port: u16,
+    ) -> Option<&'g Arc<Service>> {
+        let exact = self.lookup_port(g, af, protocol, addr, port);
+        if exact.is_some() || port == 0 || self.all_ports_services.load(Relaxed) == 0 {
+            return exact;
+        }
+        self.lookup_port(g, af, protocol, addr, 0)
+    }
+
+    /// The service of exactly `addr:port` over `protocol`.
+    fn lookup_port<'g>(
         &'g self,
         g: &'g ReadGuard,
         af: AddrFamily,
@@ -628,10 +651,10 @@ impl Services {
 
     /// Every service (writer side), for zeroing all counters.
     fn all(&self, w: &mut impl WriterToken) -> Result<ServiceList, ModelError> {
-        let mut out = KVec::with_capacity(self.count() as usize, GFP_KERNEL)?;
+        let mut out = KVec::with_capacity(self.count() as usize, GFP_KERNEL_ACCOUNT)?;
         for b in self.buckets.iter() {
             for svc in b.get_writer(&*w).map_or(&[][..], |l| &l[..]) {
-                out.push(svc.clone(), GFP_KERNEL)?;
+                out.push(svc.clone(), GFP_KERNEL_ACCOUNT)?;
             }
         }
         Ok(out)
@@ -678,11 +701,13 @@ impl Services {
             return Err(cfg(EEXIST, c"service already exists"));
         }
         let mut new = copy_without(list, None)?;
-        new.push(Service::new(key, p)?, GFP_KERNEL)?;
+        new.push(Service::new(key, p)?, GFP_KERNEL_ACCOUNT)?;
         bucket.replace(Some(new), w)?;
         self.count.fetch_add(1, Relaxed);
         if key.is_fwmark() {
             self.fwmark_services.fetch_add(1, Relaxed);
+        } else if key.port == 0 {
+            self.all_ports_services.fetch_add(1, Relaxed);
         }
         Ok(())
     }
@@ -722,6 +747,8 @@ impl Services {
         self.count.fetch_sub(1, Relaxed);
         if key.is_fwmark() {
             self.fwmark_services.fetch_sub(1, Relaxed);
+        } else if key.port == 0 {
+            self.all_ports_services.fetch_sub(1, Relaxed);
         }
         Ok(())
     }
@@ -738,6 +765,7 @@ impl Services {
         }
         self.count.store(0, Relaxed);
         self.fwmark_services.store(0, Relaxed);
+        self.all_ports_services.store(0, Relaxed);
         Ok(())
     }
 
@@ -756,10 +784,10 @@ impl Services {
         }
         // Newest first, as IPVS lists them: ties in sed/nq/lc and the
         // sh/dh/mh tables then resolve the way they do in IPVS.
-        let mut new = KVec::with_capacity(dests.len() + 1, GFP_KERNEL)?;
-        new.push(Dest::new(p)?, GFP_KERNEL)?;
+        let mut new = KVec::with_capacity(dests.len() + 1, GFP_KERNEL_ACCOUNT)?;
+        new.push(Dest::new(p)?, GFP_KERNEL_ACCOUNT)?;
         for d in dests.iter() {
-            new.push(d.clone(), GFP_KERNEL)?;
+            new.push(d.clone(), GFP_KERNEL_ACCOUNT)?;
         }
         let update = svc.prepare_sched(&new, None)?;
         svc.dests.replace(new, w)?;
@@ -824,7 +852,7 @@ impl Services {
             Some(k) => {
                 let svc = self.get(w, k)?.clone();
                 let mut one = KVec::new();
-                one.push(svc, GFP_KERNEL)?;
+                one.push(svc, GFP_KERNEL_ACCOUNT)?;
                 one
             }
             None => self.all(&mut *w)?,

@@ -202,9 +202,9 @@ pub fn validate_protocol(proto: u16) -> Result<u8, ConfigError> {
     }
 }
 
-/// Checks a service or destination port (host order). Port 0 is only
-/// meaningful for fwmark or persistent "any port" services, which rvs does
-/// not have yet.
+/// Checks a real server's port (host order). Port 0 ("the packet's port")
+/// is only for firewall-mark and all-ports services, which the caller
+/// checks.
 pub fn validate_port(port: u16) -> Result<(), ConfigError> {
     if port == 0 {
         Err(ConfigError::new(EINVAL, c"port must not be 0"))

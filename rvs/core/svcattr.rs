@@ -39,6 +39,8 @@ impl ServiceKey {
     }
 }
 
+/// `RVS_SVC_F_PERSISTENT` (IPVS's `IP_VS_SVC_F_PERSISTENT`).
+pub const SVC_F_PERSISTENT: u32 = 0x0001;
 /// `RVS_SVC_F_ONEPACKET` (IPVS's `IP_VS_SVC_F_ONEPACKET`).
 pub const SVC_F_ONEPACKET: u32 = 0x0004;
 
@@ -122,6 +124,15 @@ pub fn parse_service(
             c"one-packet scheduling is only for UDP services",
         ));
     }
+    if !key.is_fwmark() && key.port == 0 && params.flags & SVC_F_PERSISTENT == 0 {
+        // IPVS's ipvsadm refuses it too; the kernel's IPVS would accept it
+        // and then log "port zero only supported in persistent services"
+        // for every packet.
+        return Err(ConfigError::new(
+            EINVAL,
+            c"port 0 (all ports) is only for persistent services (-p)",
+        ));
+    }
     Ok((key, Some(params)))
 }
 
@@ -139,8 +150,9 @@ fn parse_addr_key<'a>(
     let addr = get(svc::ADDR).ok_or(missing(c"service address missing"))?;
     let addr = config::parse_addr(af, addr)?;
     let port = get(svc::PORT).ok_or(missing(c"service port missing"))?;
+    // Port 0 is the "all ports" service (checked to be persistent with
+    // the parameters; a key alone may name it).
     let port = nlattr::get_be16(svc::PORT, port).map_err(attr_err)?;
-    config::validate_port(port)?;
     Ok(ServiceKey {
         af,
         protocol,
@@ -199,7 +211,8 @@ fn parse_params<'a>(
 
 /// Decodes a destination nest of the service `svc`: address and port
 /// always, the rest when `full`. Port 0 is allowed only for a
-/// firewall-mark service (its packets then keep their destination port).
+/// firewall-mark or an all-ports service (its packets then keep their
+/// destination port).
 /// A real server of the other family is accepted only for tunnelling, and
 /// only checked when `full` (IPVS does not check it on delete).
 pub fn parse_dest(nest: &[u8], svc: &ServiceKey, full: bool) -> Result<DestParams, ConfigError> {
@@ -216,7 +229,7 @@ pub fn parse_dest(nest: &[u8], svc: &ServiceKey, full: bool) -> Result<DestParam
     let addr = config::parse_addr(af, addr)?;
     let port = get(dest::PORT).ok_or(missing(c"real server port missing"))?;
     let port = nlattr::get_be16(dest::PORT, port).map_err(attr_err)?;
-    if !svc.is_fwmark() {
+    if !svc.is_fwmark() && svc.port != 0 {
         config::validate_port(port)?;
     }
     let mut d = DestParams {
@@ -312,12 +325,20 @@ mod tests {
 
     #[test]
     fn service_errors_are_precise() {
+        // Port 0 (all ports) only with persistence; any key may name it.
+        let e = parse_service(&svc_nest(0, b"rr\0"), true).unwrap_err();
         assert_eq!(
-            parse_service(&svc_nest(0, b"rr\0"), true)
-                .unwrap_err()
-                .errno,
-            EINVAL
+            (e.errno, e.msg),
+            (EINVAL, c"port 0 (all ports) is only for persistent services (-p)")
         );
+        let (k, _) = parse_service(&svc_nest(0, b"rr\0"), false).unwrap();
+        assert_eq!(k.port, 0);
+        let mut persistent = svc_nest(0, b"rr\0");
+        // The flags word: after FLAGS's header, before TIMEOUT and NETMASK.
+        let at = persistent.len() - 8 - 8 - 12 + 4;
+        persistent[at..at + 4].copy_from_slice(&SVC_F_PERSISTENT.to_ne_bytes());
+        let (k, p) = parse_service(&persistent, true).unwrap();
+        assert_eq!((k.port, p.unwrap().flags), (0, SVC_F_PERSISTENT));
         let e = parse_service(&svc_nest(80, b"nosuch\0"), true).unwrap_err();
         assert_eq!((e.errno, e.msg), (ENOENT, c"unknown scheduler"));
         let mut b = attr(svc::AF, &7u16.to_ne_bytes());
@@ -475,6 +496,10 @@ mod tests {
         assert_eq!((e.errno, e.msg), (EINVAL, c"port must not be 0"));
         let d = parse_dest(&dest_nest(0, 3, 1), &key(AddrFamily::Inet, 7), true).unwrap();
         assert_eq!((d.port, d.fwd), (0, FwdMethod::Route));
+        // ... or an all-ports (port 0) service.
+        let all = ServiceKey { port: 0, ..key(AddrFamily::Inet, 0) };
+        let d = parse_dest(&dest_nest(0, 0, 1), &all, true).unwrap();
+        assert_eq!((d.port, d.fwd), (0, FwdMethod::Masq));
     }
 
     fn fwm_nest(mark: u32, flags: u32) -> Vec<u8> {

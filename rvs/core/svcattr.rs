@@ -329,7 +329,10 @@ mod tests {
         let e = parse_service(&svc_nest(0, b"rr\0"), true).unwrap_err();
         assert_eq!(
             (e.errno, e.msg),
-            (EINVAL, c"port 0 (all ports) is only for persistent services (-p)")
+            (
+                EINVAL,
+                c"port 0 (all ports) is only for persistent services (-p)"
+            )
         );
         let (k, _) = parse_service(&svc_nest(0, b"rr\0"), false).unwrap();
         assert_eq!(k.port, 0);
@@ -497,7 +500,10 @@ mod tests {
         let d = parse_dest(&dest_nest(0, 3, 1), &key(AddrFamily::Inet, 7), true).unwrap();
         assert_eq!((d.port, d.fwd), (0, FwdMethod::Route));
         // ... or an all-ports (port 0) service.
-        let all = ServiceKey { port: 0, ..key(AddrFamily::Inet, 0) };
+        let all = ServiceKey {
+            port: 0,
+            ..key(AddrFamily::Inet, 0)
+        };
         let d = parse_dest(&dest_nest(0, 0, 1), &all, true).unwrap();
         assert_eq!((d.port, d.fwd), (0, FwdMethod::Masq));
     }

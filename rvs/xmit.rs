@@ -81,6 +81,9 @@ pub(crate) fn transmit(
     // (it may differ from the service's), the packet's own otherwise.
     let mut out_af = af;
     let rt = match conn.fwd {
+        // The director is the server: the packet goes on to the local
+        // stack as it is (IPVS's ip_vs_null_xmit), its TTL untouched.
+        FwdMethod::Local => return Verdict::Accept,
         FwdMethod::Masq => route::route_to(net, &conn.dest.route, af, daddr, false),
         FwdMethod::Route => route::route_to(net, &conn.dest.route, af, daddr, true),
         FwdMethod::Tunnel => {
@@ -152,6 +155,10 @@ pub(crate) fn forward_icmp(
     conn: &Conn,
 ) -> Verdict {
     let daddr = &conn.tuple.daddr;
+    if conn.fwd == FwdMethod::Local {
+        // The error is for the director's own socket.
+        return Verdict::Accept;
+    }
     let known_nh = conn.fwd == FwdMethod::Route;
     // Tunnelled real servers may be of the other family (mixed tunnels).
     let out_af = match conn.fwd {

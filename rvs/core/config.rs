@@ -231,16 +231,22 @@ pub enum FwdMethod {
     Tunnel,
     /// Direct routing / gatewaying (`-g`, ipvsadm's default).
     Route,
+    /// Local node (IPVS's `IP_VS_CONN_F_LOCALNODE`): the director serves
+    /// the connection itself; its packets go on, unchanged, to the local
+    /// stack (IPVS's `ip_vs_null_xmit`). ipvsadm lists it as "Local".
+    Local,
 }
 
 /// Mask of the forwarding method bits in IPVS connection flags.
 pub const FWD_MASK: u32 = 0x0007;
 
 impl FwdMethod {
-    /// The uapi value (`RVS_CONN_F_MASQ` / `_TUNNEL` / `_DROUTE`).
+    /// The uapi value (`RVS_CONN_F_MASQ` / `_LOCALNODE` / `_TUNNEL` /
+    /// `_DROUTE`).
     pub fn to_uapi(self) -> u32 {
         match self {
             FwdMethod::Masq => 0,
+            FwdMethod::Local => 1,
             FwdMethod::Tunnel => 2,
             FwdMethod::Route => 3,
         }
@@ -252,6 +258,7 @@ impl FwdMethod {
             FwdMethod::Masq => "Masq",
             FwdMethod::Tunnel => "Tunnel",
             FwdMethod::Route => "Route",
+            FwdMethod::Local => "Local",
         }
     }
 
@@ -269,17 +276,14 @@ impl FwdMethod {
 }
 
 /// Decodes the destination's forwarding method attribute. As in IPVS only
-/// the method bits ([`FWD_MASK`]) are looked at; Local (1), Bypass (4) and
-/// undefined values are refused.
+/// the method bits ([`FWD_MASK`]) are looked at; Bypass (4, IPVS's cache
+/// cluster bypass) and undefined values are refused.
 pub fn validate_fwd_method(v: u32) -> Result<FwdMethod, ConfigError> {
     match v & FWD_MASK {
         0 => Ok(FwdMethod::Masq),
+        1 => Ok(FwdMethod::Local),
         2 => Ok(FwdMethod::Tunnel),
         3 => Ok(FwdMethod::Route),
-        1 => Err(ConfigError::new(
-            EINVAL,
-            c"unknown forwarding method (local node is not supported)",
-        )),
         _ => Err(ConfigError::new(EINVAL, c"unknown forwarding method")),
     }
 }
@@ -429,16 +433,24 @@ mod tests {
         assert_eq!(validate_fwd_method(3), Ok(FwdMethod::Route));
         // Other flag bits are ignored, as IPVS masks with FWD_MASK.
         assert_eq!(validate_fwd_method(0x0100 | 3), Ok(FwdMethod::Route));
-        for v in [1u32, 4, 5, 6, 7] {
+        for v in [4u32, 5, 6, 7] {
             assert_eq!(validate_fwd_method(v).unwrap_err().errno, EINVAL);
         }
         assert_eq!(
             validate_fwd_method(4).unwrap_err().msg,
             c"unknown forwarding method"
         );
-        for m in [FwdMethod::Masq, FwdMethod::Tunnel, FwdMethod::Route] {
+        for m in [
+            FwdMethod::Masq,
+            FwdMethod::Tunnel,
+            FwdMethod::Route,
+            FwdMethod::Local,
+        ] {
             assert_eq!(validate_fwd_method(m.to_uapi()), Ok(m));
         }
+        assert_eq!(FwdMethod::Local.name(), "Local");
+        assert!(FwdMethod::Local.replies_bypass_director());
+        assert!(!FwdMethod::Local.allows_port_mapping());
         assert_eq!(FwdMethod::Masq.name(), "Masq");
         assert_eq!(FwdMethod::Tunnel.name(), "Tunnel");
         assert_eq!(FwdMethod::Route.name(), "Route");

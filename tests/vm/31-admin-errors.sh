@@ -31,8 +31,18 @@ expect_error "duplicate service" 'exist' r -A -t 10.0.0.1:80 -s rr
 expect_error "deleting a missing service" 'no such|not defined|not found|not exist' r -D -t 10.0.0.9:80
 expect_error "real server for a missing service" 'no such|not defined|not found|not exist' r -a -t 10.0.0.9:80 -r 10.0.1.1:80 -m
 expect_error "duplicate real server" 'exist' r -a -t 10.0.0.1:80 -r 10.0.1.1:80 -m -w 1
-expect_error "weight 70000" 'weight' r -a -t 10.0.0.1:80 -r 10.0.1.2:80 -m -w 70000
-expect_error "-g with port mapping" 'port|map|masq' r -a -t 10.0.0.1:80 -r 10.0.1.3:8080 -g
+if [ "$ADM" = rvsadm ]; then
+  expect_error "weight 70000" 'weight' r -a -t 10.0.0.1:80 -r 10.0.1.2:80 -m -w 70000
+  expect_error "-g with port mapping" 'port|map|masq' r -a -t 10.0.0.1:80 -r 10.0.1.3:8080 -g
+else
+  # Where rvs is stricter (rvsadm.8): IPVS has no upper bound on weights,
+  # and ipvsadm drops a direct-routing server's port for the service's.
+  r -a -t 10.0.0.1:80 -r 10.0.1.2:80 -m -w 70000 || fail "IPVS refused weight 70000"
+  r -d -t 10.0.0.1:80 -r 10.0.1.2:80 || fail "cannot delete 10.0.1.2:80"
+  r -a -t 10.0.0.1:80 -r 10.0.1.3:8080 -g || fail "ipvsadm refused -g with a port"
+  r -d -t 10.0.0.1:80 -r 10.0.1.3:80 || fail "ipvsadm did not add -g's server on the service's port"
+  log "IPVS takes weight 70000 and -g with port 8080 (as port 80); rvs refuses both"
+fi
 expect_error "deleting a missing real server" 'no such|not found|not exist' r -d -t 10.0.0.1:80 -r 10.0.1.7:80
 expect_error "bad address" 'addr|invalid' r -A -t 10.0.0.300:80 -s rr
 

@@ -31,6 +31,18 @@ rules() {
 -A -f 7 -s rr -p 60
 -a -f 7 -r 10.0.1.1:0 -m -w 1
 -a -f 7 -r 10.0.1.2:8000 -m -w 2
+-A -t 10.0.100.3:0 -s rr -p 300
+-a -t 10.0.100.3:0 -r 10.0.1.5:0 -g -w 1
+-A -u 10.0.100.2:53 -s rr
+-a -u 10.0.100.2:53 -r 10.0.1.6:53 -i -w 1 --tun-type gre --tun-csum
+-a -u 10.0.100.2:53 -r 10.0.1.7:53 -i -w 1 --tun-type gue --tun-port 6080 --tun-remcsum
+-a -u 10.0.100.2:53 -r 10.0.1.8:53 -i -w 1 --tun-type gue --tun-port 6081 --tun-nocsum
+-a -u 10.0.100.2:53 -r 10.0.1.9:53 -i -w 1 --tun-type gue --tun-port 6082 --tun-csum
+-A -t [2001:db8::1]:80 -s wrr -p 120 -M 64
+-a -t [2001:db8::1]:80 -r [2001:db8::10]:8080 -m -w 4
+-a -t [2001:db8::1]:80 -r [2001:db8::11]:80 -i -w 1 --tun-type gre
+-A -f 8 -6 -s lc
+-a -f 8 -6 -r [2001:db8::12]:0 -g -w 1
 R
 }
 apply() { # apply NS ADM: the rules, one command per line
@@ -42,10 +54,11 @@ apply() { # apply NS ADM: the rules, one command per line
 
 # 1. The kernel's IPVS and ipvsadm make the reference.
 command -v ipvsadm >/dev/null || fail "ipvsadm not installed (qemu/install-deps installs it)"
-modprobe ip_vs && modprobe ip_vs_rr && modprobe ip_vs_sh && modprobe ip_vs_mh && modprobe ip_vs_wlc ||
+modprobe ip_vs && modprobe ip_vs_rr && modprobe ip_vs_sh && modprobe ip_vs_mh && modprobe ip_vs_wlc &&
+  modprobe ip_vs_wrr && modprobe ip_vs_lc ||
   fail "cannot load the kernel's IPVS (the reference)"
 # Leave the kernel as found: later tests load IPVS themselves.
-at_exit 'modprobe -r ip_vs_rr ip_vs_sh ip_vs_mh ip_vs_wlc ip_vs 2>/dev/null'
+at_exit 'modprobe -r ip_vs_rr ip_vs_sh ip_vs_mh ip_vs_wlc ip_vs_wrr ip_vs_lc ip_vs 2>/dev/null'
 newns REF ref
 apply "$REF" ipvsadm
 ip netns exec "$REF" ipvsadm -S -n >"$T/ipvs.save" || fail "ipvsadm -S -n"

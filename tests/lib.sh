@@ -237,6 +237,24 @@ else:
   bg_track $!
 }
 
+# serve_udp_on NS ADDR PORT NAME: a UDP server bound to ADDR (a DR or TUN
+# real server's VIP, so that it answers from the VIP: one bound to the
+# wildcard address answers from its own address, which the client drops);
+# answers NAME to every datagram. Returns once it listens.
+serve_udp_on() {
+  ip netns exec "$1" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], int(sys.argv[2])))
+name = (sys.argv[3] + "\n").encode()
+while True:
+    _, peer = s.recvfrom(2048)
+    s.sendto(name, peer)
+' "$2" "$3" "$4" </dev/null >/dev/null 2>&1 &
+  bg_track $!
+  wait_listen "$1" udp "$3"
+}
+
 # serve_sink NS PORT OUTFILE [6]: accepts one TCP connection (over IPv6
 # with 6) in NS and writes
 # what it receives to OUTFILE; its pid is in SINK_PID (see sink_wait).

@@ -38,6 +38,14 @@ table ip wire {
 }
 NFT
 wire() { ip netns exec "$rs" nft list counter ip wire "$1" | awk '/packets/ {print $2}'; }
+# The path MTU the client learnt toward the VIP from the director's own
+# "fragmentation needed": the link's 1500 less the encapsulation.
+client_mtu() { ip -n "$CL" route get $VIP | grep -o 'mtu [0-9]*' | cut -d' ' -f2; }
+expect_client_mtu() {
+  local got; got=$(client_mtu)
+  assert_eq "${got:-none}" "$1" "$2: path MTU the client learnt toward the VIP"
+  ip -n "$CL" route flush cache
+}
 
 adm_ok "$LB" -A -t $VIP:8080 -s rr
 
@@ -54,7 +62,9 @@ for mode in nocsum csum remcsum; do
   echo "$listing" | grep -q "Tunnel  $want " || fail "GUE $mode: listing lacks $want: $listing"
   before=$(wire gue_$mode)
   check_transfer "$CL" "$rs" $VIP 8080 8080 32 "GUE $mode"
-  check_transfer "$CL" "$rs" $VIP 8080 8080 102400 "GUE $mode (path MTU 1468)"
+  check_transfer "$CL" "$rs" $VIP 8080 8080 102400 "GUE $mode"
+  # 20 (IPv4) + 8 (UDP) + 4 (GUE), + 8 for the remote checksum option.
+  case $mode in remcsum) expect_client_mtu 1460 "GUE $mode" ;; *) expect_client_mtu 1468 "GUE $mode" ;; esac
   after=$(wire gue_$mode)
   [ "$after" -gt "$before" ] || fail "GUE $mode: no GUE packets with that checksum mode reached the real server"
   log "GUE $mode: $((after - before)) encapsulated packets seen on the real server"
@@ -69,6 +79,7 @@ nsysctl "$rs" net.ipv4.conf.gre0.rp_filter=0
 adm_ok "$LB" -a -t $VIP:8080 -r $rip:8080 -i --tun-type gre
 echo "$(adm "$LB" -L -n --tun-info)" | grep -q "Tunnel  gre:-c " || fail "GRE listing"
 check_transfer "$CL" "$rs" $VIP 8080 8080 102400 "GRE nocsum"
+expect_client_mtu 1476 "GRE nocsum" # 20 + 4
 [ "$(wire gre_nocsum)" -gt 0 ] || fail "GRE nocsum: no plain GRE packets on the wire"
 
 # --- GRE with checksum: a device that insists on checksums (icsum); it
@@ -79,6 +90,7 @@ nsysctl "$rs" net.ipv4.conf.grec.rp_filter=0
 adm_ok "$LB" -e -t $VIP:8080 -r $rip:8080 -i --tun-type gre --tun-csum
 echo "$(adm "$LB" -L -n --tun-info)" | grep -q "Tunnel  gre:+c " || fail "GRE csum listing"
 check_transfer "$CL" "$rs" $VIP 8080 8080 102400 "GRE csum"
+expect_client_mtu 1472 "GRE csum" # 20 + 8
 [ "$(wire gre_csum)" -gt 0 ] || fail "GRE csum: no checksummed GRE packets on the wire"
 errs=$(ip -n "$rs" -s link show grec | awk '/RX:/ {getline; print $3}')
 log "grec receive errors (bad checksums): ${errs:-?}"

@@ -29,6 +29,12 @@ check_transfer "$CL" "$rs" $VIP 8080 8080 32 "TUN"
 # must answer with ICMP "fragmentation needed" (MTU 1480) so the client's
 # path MTU discovery shrinks its segments.
 check_transfer "$CL" "$rs" $VIP 8080 8080 102400 "TUN (path MTU discovery)"
-pmtu=$(ip -n "$CL" route get $VIP 2>/dev/null | grep -o 'mtu [0-9]*' || true)
-log "client's route to the VIP after the transfer: ${pmtu:-no cached mtu}"
-pass "TUN forwarding intact"
+pmtu=$(ip -n "$CL" route get $VIP 2>/dev/null | grep -o 'mtu [0-9]*' | cut -d' ' -f2)
+assert_eq "${pmtu:-none}" 1480 "path MTU the client learnt toward the VIP (1500 less ipip's 20)"
+
+# UDP through TUN, answered from the VIP.
+serve_udp_on "$rs" $VIP 53 rs1
+adm_ok "$LB" -A -u $VIP:53 -s rr
+adm_ok "$LB" -a -u $VIP:53 -r ${RIP[1]}:53 -i -w 1
+expect_balance "$CL" udp $VIP 53 3 "rs1:3" "UDP through TUN"
+pass "TUN forwarding intact (TCP and UDP)"

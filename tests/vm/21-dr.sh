@@ -31,4 +31,15 @@ lb_tx=$(( $(txp "$LB" d0) - lb0 )) rs_tx=$(( $(txp "$rs" f0) - rs0 ))
 log "packets sent towards the client: director d0 $lb_tx, real server f0 $rs_tx"
 [ "$rs_tx" -ge 10 ] || fail "the real server sent only $rs_tx packets on its direct link"
 [ "$lb_tx" -le 3 ] || fail "the director sent $lb_tx packets towards the client: replies not direct"
-pass "DR forwarding intact, replies direct"
+
+# UDP through DR: the real server answers from the VIP (its socket bound to
+# it: one bound to the wildcard address would answer from its own address,
+# which the client drops).
+serve_udp_on "$rs" $VIP 53 rs1
+adm_ok "$LB" -A -u $VIP:53 -s rr
+adm_ok "$LB" -a -u $VIP:53 -r ${RIP[1]}:53 -g -w 1
+expect_balance "$CL" udp $VIP 53 3 "rs1:3" "UDP through DR"
+lb0=$(txp "$LB" d0)
+expect_balance "$CL" udp $VIP 53 3 "rs1:3" "UDP through DR (direct return)"
+[ $(( $(txp "$LB" d0) - lb0 )) -le 1 ] || fail "the director sent UDP answers towards the client"
+pass "DR forwarding intact (TCP and UDP), replies direct"

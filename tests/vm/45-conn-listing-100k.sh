@@ -9,7 +9,11 @@
 adm_init rr
 mk_test_tmp
 topo_nat big 2
-N=${RVS_LIST_FLOWS:-100000}
+# IPVS's /proc/net/ip_vs_conn walks the table from its start at every
+# read, so its listing time grows with the square of the entries (221 s
+# for 100,000 under TCG, rvs's dump 8 s): 20,000 there check the same
+# semantics.
+if [ "$ADM" = rvsadm ]; then N=${RVS_LIST_FLOWS:-100000}; else N=${RVS_LIST_FLOWS:-20000}; fi
 for i in 1 2; do
   # No ICMP port unreachable from the real servers: drop the datagrams.
   ip netns exec "${RS[$i]}" nft -f - <<'NFT' || fail "nft on ${RS[$i]}"

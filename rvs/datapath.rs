@@ -158,9 +158,15 @@ pub(crate) fn parse(skb: &mut Skb<'_>, af: AddrFamily) -> Option<Packet> {
         AddrFamily::Inet => 20usize,
         AddrFamily::Inet6 => 40usize,
     };
+    // A GSO packet above 64 KiB (IPv4 BIG TCP) carries total length 0.
+    let parse_ip = if skb.is_gso() {
+        packet::parse_ip_gso
+    } else {
+        packet::parse_ip
+    };
     let ip = loop {
         let hdr = skb.header(want)?;
-        match packet::parse_ip(af, hdr, pkt_len) {
+        match parse_ip(af, hdr, pkt_len) {
             Ok(ip) => break ip,
             Err(ParseError::NeedMore { needed }) if needed > want => want = needed,
             Err(_) => return None,

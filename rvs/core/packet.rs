@@ -172,6 +172,18 @@ impl Ipv4Info {
 /// verified here (the stack did it on receive; see
 /// [`ip_header_checksum_ok`]).
 pub fn parse_ipv4(hdr: &[u8], pkt_len: usize) -> Result<Ipv4Info, ParseError> {
+    parse_ipv4_len(hdr, pkt_len, false)
+}
+
+/// [`parse_ipv4`] for a TCP GSO packet (the caller checked the socket
+/// buffer's GSO type): there a total length of 0 stands for the packet's
+/// own length above 64 KiB (IPv4 BIG TCP), as in the kernel's
+/// `iph_totlen`.
+pub fn parse_ipv4_gso_tcp(hdr: &[u8], pkt_len: usize) -> Result<Ipv4Info, ParseError> {
+    parse_ipv4_len(hdr, pkt_len, true)
+}
+
+fn parse_ipv4_len(hdr: &[u8], pkt_len: usize, big_tcp: bool) -> Result<Ipv4Info, ParseError> {
     need(hdr, pkt_len, 20)?;
     let vihl = byte(hdr, 0)?;
     if vihl >> 4 != 4 {
@@ -181,7 +193,10 @@ pub fn parse_ipv4(hdr: &[u8], pkt_len: usize) -> Result<Ipv4Info, ParseError> {
     if ihl_len < 20 {
         return Err(ParseError::BadHeaderLen);
     }
-    let total_len = usize::from(be16(hdr, 2)?);
+    let total_len = match usize::from(be16(hdr, 2)?) {
+        0 if big_tcp && pkt_len > usize::from(u16::MAX) && byte(hdr, 9)? == IPPROTO_TCP => pkt_len,
+        n => n,
+    };
     if total_len < ihl_len {
         return Err(ParseError::BadTotalLen);
     }
@@ -252,8 +267,11 @@ impl Ipv6Info {
 /// destination options and one fragment header, at most
 /// [`IPV6_MAX_EXT_HEADERS`] of them.
 ///
-/// `hdr` and `pkt_len` as for [`parse_ipv4`]; the extension headers that
-/// are walked must lie in `hdr` (else [`ParseError::NeedMore`]). A non-first
+/// `hdr` and `pkt_len` as for [`parse_ipv4`]; of each extension header
+/// walked, the bytes read (next header and length; a fragment header
+/// whole) must lie in `hdr` (else [`ParseError::NeedMore`]): the rest is
+/// skipped unread, so the returned `l4_offset` may lie beyond `hdr`, never
+/// beyond `total_len` (callers fetch the L4 header themselves). A non-first
 /// fragment stops the walk with `proto` set to the fragment's next header.
 /// Jumbograms (payload length 0 with a hop-by-hop header) are rejected as
 /// [`ParseError::BadTotalLen`].
@@ -418,6 +436,15 @@ fn addr16(a: &[u8]) -> [u8; 16] {
 pub fn parse_ip(af: AddrFamily, hdr: &[u8], pkt_len: usize) -> Result<IpInfo, ParseError> {
     match af {
         AddrFamily::Inet => Ok(IpInfo::from_v4(&parse_ipv4(hdr, pkt_len)?)),
+        AddrFamily::Inet6 => Ok(IpInfo::from_v6(&parse_ipv6(hdr, pkt_len)?)),
+    }
+}
+
+/// [`parse_ip`] for a GSO packet: IPv4 as [`parse_ipv4_gso_tcp`] (BIG TCP's
+/// total length 0).
+pub fn parse_ip_gso(af: AddrFamily, hdr: &[u8], pkt_len: usize) -> Result<IpInfo, ParseError> {
+    match af {
+        AddrFamily::Inet => Ok(IpInfo::from_v4(&parse_ipv4_gso_tcp(hdr, pkt_len)?)),
         AddrFamily::Inet6 => Ok(IpInfo::from_v6(&parse_ipv6(hdr, pkt_len)?)),
     }
 }
@@ -973,6 +1000,33 @@ mod tests {
         // total_len > packet.
         q[2..4].copy_from_slice(&((n + 1) as u16).to_be_bytes());
         assert_eq!(parse_ipv4(&q, n), Err(ParseError::Truncated));
+    }
+
+    #[test]
+    fn ipv4_big_tcp_total_len_zero() {
+        // A BIG TCP GSO packet: 100,000 bytes, total length field 0.
+        let mut p = v4_packet(IPPROTO_TCP, [1, 2, 3, 4], [5, 6, 7, 8], 1, 2, &[]);
+        put16(&mut p, 2, 0);
+        let hdr = p.clone();
+        let i = parse_ipv4_gso_tcp(&hdr, 100_000).unwrap();
+        assert_eq!((i.total_len, i.ihl_len), (100_000, 20));
+        // Not a GSO TCP packet, or not above 64 KiB, or not TCP: refused.
+        assert_eq!(parse_ipv4(&hdr, 100_000), Err(ParseError::BadTotalLen));
+        assert_eq!(
+            parse_ipv4_gso_tcp(&hdr, 65_535),
+            Err(ParseError::BadTotalLen)
+        );
+        let mut udp = hdr.clone();
+        udp[9] = IPPROTO_UDP;
+        assert_eq!(
+            parse_ipv4_gso_tcp(&udp, 100_000),
+            Err(ParseError::BadTotalLen)
+        );
+        // A real total length is taken as it is.
+        let q = v4_packet(IPPROTO_TCP, [1, 2, 3, 4], [5, 6, 7, 8], 1, 2, b"abc");
+        let n = q.len();
+        assert_eq!(parse_ipv4_gso_tcp(&q, n).unwrap().total_len, n);
+        assert_eq!(parse_ipv4_gso_tcp(&q, n - 1), Err(ParseError::Truncated));
     }
 
     #[test]

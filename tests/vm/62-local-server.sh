@@ -23,7 +23,13 @@ expect_balance "$CL" tcp $VIP 80 4 "director:2 rs1:2" "remote client, rr over a 
 expect_balance "$LB" tcp $VIP 80 4 "director:2 rs1:2" "client on the director, rr over a NAT and a Local server"
 # The Local server alone (the NAT one quiesced): every connection local.
 adm_ok "$LB" -e -t $VIP:80 -r ${RIP[1]}:80 -m -w 0
+adm_ok "$LB" -Z
 expect_balance "$CL" tcp $VIP 80 3 "director:3" "remote client, Local server only"
-stats=$(adm "$LB" -L -n --stats | awk '$2 == "10.0.1.254:80" {print $3}')
-[ "${stats:-0}" -ge 5 ] || fail "the Local server counted ${stats:-no} connections (at least 5 expected)"
+# IPVS's listing shows counters its estimator folded in (every 2 s): poll.
+for _ in $(seq 1 10); do
+  stats=$(adm "$LB" -L -n --stats | awk '$2 == "10.0.1.254:80" {print $3}')
+  [ "$stats" = 3 ] && break
+  sleep 1
+done
+assert_eq "${stats:-none}" 3 "connections the Local server counted"
 pass "Local real servers serve from the director, remote and local clients"

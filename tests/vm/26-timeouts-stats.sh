@@ -42,6 +42,18 @@ inact=$(adm "$LB" -L -n | awk '/-> 10.0.1.[12]:53/ {s += $6} END {print s}')
 assert_eq "$inact" 0 "InActConn after the timeout"
 
 # Statistics: 6 TCP connections, 3 per server; packets both ways (NAT).
+# The client counts what it sends to and gets from VIP:80 (nft, from zero
+# with the director's -Z), so the director's counters can be checked
+# exactly: every such packet passes its hooks once.
+ip netns exec "$CL" nft -f - <<NFT || fail "nft counters on the client"
+table ip wire {
+  counter to_vip {}
+  counter from_vip {}
+  chain out { type filter hook output priority 0; ip daddr $VIP tcp dport 80 counter name to_vip; }
+  chain in { type filter hook input priority 0; ip saddr $VIP tcp sport 80 counter name from_vip; }
+}
+NFT
+wire() { ip netns exec "$CL" nft list counter ip wire "$1" | awk -v k="$2" '{for (i = 1; i < NF; i++) if ($i == k) print $(i + 1)}'; }
 adm_ok "$LB" -Z
 got=$(lb_names "$CL" tcp $VIP 80 6 | count_names)
 assert_eq "$got" "rs1:3 rs2:3" "TCP rr over 6 connections"
@@ -58,6 +70,16 @@ outpkts=$(echo "$stats" | awk -v v="$VIP:80" '$1 == "TCP" && $2 == v {print $5}'
 # Each connection: at least SYN, ACK, FIN-ACK in; SYN-ACK, data, FIN out.
 [ "$inpkts" -ge 18 ] || fail "service InPkts $inpkts < 18"
 [ "$outpkts" -ge 18 ] || fail "service OutPkts $outpkts < 18"
+# Exactly what the client's wire counters saw (read again once the last
+# ACKs are through: the counters must agree at some point within 5 s).
+for _ in 1 2 3 4 5 6; do
+  ex=$(adm "$LB" -L -n --stats --exact | awk -v v="$VIP:80" '$1 == "TCP" && $2 == v {print $4, $5, $6, $7}')
+  wi="$(wire to_vip packets) $(wire from_vip packets) $(wire to_vip bytes) $(wire from_vip bytes)"
+  [ "$ex" = "$wi" ] && break
+  sleep 1
+done
+log "director InPkts OutPkts InBytes OutBytes: $ex; the client's wire: $wi"
+assert_eq "$ex" "$wi" "service packet and byte counters against the client's wire counters"
 tcp_states=$(adm "$LB" -L -n -c | awk '$1 == "TCP" {print $3}' | sort -u | tr '\n' ' ')
 log "TCP entry states after the connections closed: $tcp_states"
 # Both sides closed (the client's FIN first): every entry waits in TIME_WAIT.

@@ -481,7 +481,10 @@ mod tests {
         assert_eq!((d.port, d.fwd, d.weight), (8080, FwdMethod::Masq, 3));
         let e = parse_dest(&dest_nest(80, 0, 70000), &inet, true).unwrap_err();
         assert_eq!(e.errno, config::ERANGE);
-        let e = parse_dest(&dest_nest(80, 1, 1), &inet, true).unwrap_err();
+        // Local (1) is a method now, Bypass (4) is not.
+        let d = parse_dest(&dest_nest(80, 1, 1), &inet, true).unwrap();
+        assert_eq!(d.fwd, FwdMethod::Local);
+        let e = parse_dest(&dest_nest(80, 4, 1), &inet, true).unwrap_err();
         assert_eq!(e.errno, EINVAL);
         // An IPv4 server of an IPv6 service: only tunnelled.
         let inet6 = key(AddrFamily::Inet6, 0);

@@ -27,6 +27,7 @@ use crate::ffi;
 use crate::rcu::{lock_bh, ReadGuard};
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::defense;
+use crate::rvs_core::expiry::{self, before32, expired, EntryView, Fate, NextLook, Pass};
 use crate::rvs_core::hash::{self, SipKey};
 use crate::rvs_core::proto::{ConnState, Counted, Counters};
 use crate::rvs_core::proto::{Dir, TcpFlags, TcpState, Timeouts};
@@ -64,6 +65,31 @@ impl Iterator for LockedChain<'_> {
     }
 }
 
+/// A chain walked under an RCU read-side section (`_g`), for dumps: each
+/// entry with whether lookups see it (live) at `now`.
+struct RcuChain<'g> {
+    p: *mut Conn,
+    now: u64,
+    _g: &'g ReadGuard,
+}
+
+impl<'g> Iterator for RcuChain<'g> {
+    type Item = (&'g Conn, bool);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.p.is_null() {
+            return None;
+        }
+        // SAFETY: entries reachable from a bucket are live, and one that is
+        // unlinked meanwhile is freed only after a grace period, which
+        // cannot end while the read-side section `_g` (borrowed for `'g`)
+        // is held.
+        let c: &'g Conn = unsafe { &*self.p };
+        self.p = c.next.load(Ordering::Acquire);
+        Some((c, c.is_live(self.now)))
+    }
+}
+
 /// Number of bucket lock stripes.
 pub(crate) const LOCK_STRIPES: usize = 64;
 
@@ -76,11 +102,6 @@ const TEMPLATE_REARM_SECS: u32 = 60;
 /// The collector looks at every bucket at least this often (seconds).
 const HINT_MAX_SECS: u32 = 60;
 
-/// Whether jiffies value `a` (low 32 bits) comes before `b`.
-fn before32(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) < 0
-}
-
 /// The current time in jiffies.
 pub(crate) fn jiffies() -> u64 {
     // SAFETY: reads a global counter.
@@ -92,11 +113,6 @@ pub(crate) fn secs_to_jiffies(secs: u32) -> u64 {
     // SAFETY: reads a constant.
     let hz = unsafe { ffi::rvs_hz() } as u64;
     u64::from(secs).saturating_mul(hz)
-}
-
-/// Whether jiffies value `t` is at or before `now`, wrap-safe.
-fn expired(t: u64, now: u64) -> bool {
-    (now.wrapping_sub(t) as i64) >= 0
 }
 
 /// The addresses of one connection, as seen by the director.
@@ -372,7 +388,7 @@ impl Conn {
 
     /// Jiffies since the client's last packet.
     fn idle(&self, now: u64) -> u32 {
-        (now as u32).wrapping_sub(self.last_in.load(Ordering::Relaxed))
+        expiry::since32(now, self.last_in.load(Ordering::Relaxed))
     }
 }
 
@@ -1032,9 +1048,12 @@ impl ConnTable {
     /// entry looked at, so they walk all groups.
     pub(crate) fn collect(&self, limits: Limits, nodest: bool) -> u32 {
         let now = jiffies();
-        let dropping = defense::above_threshold(self.count(), limits.max, limits.drop_entry);
-        let full = dropping || nodest;
-        let min_idle = secs_to_jiffies(defense::DROP_MIN_IDLE_SECS);
+        let pass = Pass {
+            nodest,
+            dropping: defense::above_threshold(self.count(), limits.max, limits.drop_entry),
+            min_idle: secs_to_jiffies(defense::DROP_MIN_IDLE_SECS),
+        };
+        let full = pass.dropping || nodest;
         let latest = (now as u32).wrapping_add(secs_to_jiffies(HINT_MAX_SECS) as u32);
         let n = self.buckets.len();
         let mut removed = 0;
@@ -1044,39 +1063,45 @@ impl ConnTable {
             if !full && before32(now as u32, seen) {
                 continue;
             }
-            let mut next = latest;
+            let mut next = NextLook::new(latest);
             let first = group << HINT_SHIFT;
             for b in first..n.min(first + (1 << HINT_SHIFT)) {
                 removed += self.sweep_bucket(b, |c| {
-                    if c.template && c.is_expired(now) {
-                        // Claim it (the table's reference) unless it
-                        // controls connections: then it lives on, looked
-                        // at again in a while, as IPVS re-arms its timer.
-                        if c.refs
-                            .compare_exchange(1, 0, Ordering::AcqRel, Ordering::Relaxed)
-                            .is_ok()
-                        {
+                    let view = EntryView {
+                        template: c.template,
+                        expired: c.is_expired(now),
+                        dest_removed: c.dest.is_removed(),
+                        embryonic: c.is_embryonic(),
+                        idle: u64::from(c.idle(now)),
+                    };
+                    match pass.fate(&view) {
+                        Fate::Remove => return true,
+                        Fate::Evict => {
+                            evicted += 1;
                             return true;
                         }
-                        let later = now.wrapping_add(secs_to_jiffies(TEMPLATE_REARM_SECS));
-                        c.expires.store(later, Ordering::Relaxed);
-                    } else if c.is_expired(now) || (nodest && !c.template && c.dest.is_removed()) {
-                        return true;
+                        Fate::ClaimTemplate => {
+                            // Claim it (the table's reference) unless it
+                            // controls connections: then it lives on,
+                            // looked at again in a while.
+                            if c.refs
+                                .compare_exchange(1, 0, Ordering::AcqRel, Ordering::Relaxed)
+                                .is_ok()
+                            {
+                                return true;
+                            }
+                            let later = now.wrapping_add(secs_to_jiffies(TEMPLATE_REARM_SECS));
+                            c.expires.store(later, Ordering::Relaxed);
+                        }
+                        Fate::Keep => {}
                     }
-                    if dropping && c.is_embryonic() && u64::from(c.idle(now)) >= min_idle {
-                        evicted += 1;
-                        return true;
-                    }
-                    let e = c.expires.load(Ordering::Relaxed) as u32;
-                    if before32(e, next) {
-                        next = e;
-                    }
+                    next.note(c.expires.load(Ordering::Relaxed) as u32);
                     false
                 });
             }
             // Fails if an expiry moved earlier meanwhile: that lower hint
             // stays (only this worker ever raises a hint).
-            let _ = hint.compare_exchange(seen, next, Ordering::Relaxed, Ordering::Relaxed);
+            let _ = hint.compare_exchange(seen, next.at(), Ordering::Relaxed, Ordering::Relaxed);
             if group % 64 == 63 {
                 // SAFETY: process context, no locks or read section held here.
                 unsafe { ffi::rvs_cond_resched() };
@@ -1111,27 +1136,23 @@ impl ConnTable {
     pub(crate) fn for_each_from(
         &self,
         _g: &ReadGuard,
-        mut bucket: usize,
-        mut index: usize,
-        mut f: impl FnMut(&Conn) -> bool,
+        bucket: usize,
+        index: usize,
+        f: impl FnMut(&Conn) -> bool,
     ) -> (usize, usize) {
         let now = jiffies();
-        while let Some(head) = self.buckets.get(bucket) {
-            let mut p = head.load(Ordering::Acquire);
-            let mut i = 0usize;
-            while !p.is_null() {
-                // SAFETY: as in `walk`, under the caller's read section.
-                let c = unsafe { &*p };
-                if i >= index && c.is_live(now) && !f(c) {
-                    return (bucket, i);
-                }
-                i += 1;
-                p = c.next.load(Ordering::Acquire);
-            }
-            bucket += 1;
-            index = 0;
-        }
-        (bucket, 0)
+        expiry::walk_from(
+            bucket,
+            index,
+            |b| {
+                self.buckets.get(b).map(|head| RcuChain {
+                    p: head.load(Ordering::Acquire),
+                    now,
+                    _g,
+                })
+            },
+            f,
+        )
     }
 }
 

@@ -32,6 +32,7 @@ pub mod rvs_core {
     pub mod config;
     pub mod defense;
     pub mod estimator;
+    pub mod expiry;
     pub mod hash;
     pub mod icmp;
     pub mod lblc;

@@ -30,6 +30,7 @@ extern crate std;
 pub mod config;
 pub mod defense;
 pub mod estimator;
+pub mod expiry;
 pub mod hash;
 pub mod icmp;
 pub mod lblc;

@@ -57,6 +57,15 @@ impl HookPoint {
             _ => None,
         }
     }
+
+    /// Its netfilter hook number (`NF_INET_*`).
+    fn nf_hook(self) -> u32 {
+        match self {
+            Self::LocalInReply | Self::LocalInRequest => crate::ffi::NF_INET_LOCAL_IN,
+            Self::LocalOutRequest => crate::ffi::NF_INET_LOCAL_OUT,
+            Self::ForwardReply => crate::ffi::NF_INET_FORWARD,
+        }
+    }
 }
 
 /// A parsed TCP/UDP over IPv4 or IPv6 packet.
@@ -254,7 +263,7 @@ fn request(
     ns: &NetState,
     conns: &ConnTable,
     net: &Net,
-    skb: Skb<'_>,
+    mut skb: Skb<'_>,
     pkt: &Packet,
     g: &ReadGuard,
 ) -> Verdict {
@@ -300,6 +309,15 @@ fn request(
                     return Verdict::Accept;
                 }
             }
+            // A new entry only for a packet whose checksum holds: a corrupt
+            // or forged one reaches no server and takes no room in the
+            // table; the local stack drops it and counts it (TcpExt/Udp
+            // InCsumErrors), as any bad packet to a local address. (IPVS
+            // makes the entry first, then drops the packet at NAT
+            // transmit or forwards it as it is by DR and tunnels.)
+            if !skb.l4_csum_ok(point.nf_hook(), pkt.ip.l4_offset, proto, af) {
+                return Verdict::Accept;
+            }
             let flow = Flow {
                 caddr,
                 cport: pkt.sport,
@@ -325,7 +343,10 @@ fn request(
                 None => (svc.schedule(g, &flow), None),
             };
             let Some(dest) = dest else {
-                // No server can take it: like IPVS, drop.
+                // No server can take it (none, all quiesced or over their
+                // thresholds): as IPVS's ip_vs_leave, tell the client the
+                // port is unreachable and drop.
+                skb::icmp_port_unreachable(net, &mut skb, af);
                 return Verdict::Drop;
             };
             let tuple = Tuple {

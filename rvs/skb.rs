@@ -15,8 +15,9 @@ use crate::ffi;
 use crate::netns::Net;
 use crate::rvs_core::config::AddrFamily;
 use crate::rvs_core::icmp::{
-    ICMPV6_EXC_HOPLIMIT, ICMPV6_PKT_TOOBIG, ICMPV6_TIME_EXCEED, ICMP_DEST_UNREACH, ICMP_EXC_TTL,
-    ICMP_FRAG_NEEDED, ICMP_TIME_EXCEEDED,
+    ICMPV6_DEST_UNREACH, ICMPV6_EXC_HOPLIMIT, ICMPV6_PKT_TOOBIG, ICMPV6_PORT_UNREACH,
+    ICMPV6_TIME_EXCEED, ICMP_DEST_UNREACH, ICMP_EXC_TTL, ICMP_FRAG_NEEDED, ICMP_PORT_UNREACH,
+    ICMP_TIME_EXCEEDED,
 };
 use crate::rvs_core::packet;
 use core::marker::PhantomData;
@@ -92,6 +93,33 @@ impl<'a> Skb<'a> {
         // fragments) without changing anything.
         let sum = unsafe { ffi::skb_checksum(self.ptr, o, n, 0) };
         packet::csum_fold_raw(sum) == 0xffff
+    }
+
+    /// Whether the TCP or UDP checksum of the packet (its header at `l4_off`)
+    /// holds, seen at netfilter hook `hook`, as conntrack checks it
+    /// (`nf_checksum`): a checksum the device verified or left to be filled
+    /// in (a local sender's) counts as good; an IPv4 UDP checksum of 0
+    /// means "none" and counts as good too. Reads paged data as well.
+    pub(crate) fn l4_csum_ok(&mut self, hook: u32, l4_off: usize, proto: u8, af: AddrFamily) -> bool {
+        let Ok(off) = core::ffi::c_uint::try_from(l4_off) else {
+            return false;
+        };
+        if af == AddrFamily::Inet && proto == packet::IPPROTO_UDP {
+            match self.header(l4_off.saturating_add(8)).and_then(|h| h.get(l4_off + 6..l4_off + 8)) {
+                Some([0, 0]) => return true,
+                Some(_) => {}
+                None => return false,
+            }
+        }
+        let family = match af {
+            AddrFamily::Inet => ffi::NFPROTO_IPV4,
+            AddrFamily::Inet6 => ffi::NFPROTO_IPV6,
+        };
+        // SAFETY: valid skb (type invariant) at a netfilter hook, its data
+        // at the network header, which the caller parsed (`l4_off` lies
+        // within the packet); `nf_checksum` reads the packet and may only
+        // record the result in `ip_summed`/`csum`.
+        unsafe { ffi::nf_checksum(self.ptr, hook, off, proto, family as u16) == 0 }
     }
 
     /// Drops the first `off` bytes so the IPv4 packet quoted there (header
@@ -341,6 +369,16 @@ pub(crate) fn icmp_time_exceeded(net: &Net, skb: &mut Skb<'_>, af: AddrFamily) {
     match af {
         AddrFamily::Inet => icmp_send(skb, ICMP_TIME_EXCEEDED, ICMP_EXC_TTL, [0; 4]),
         AddrFamily::Inet6 => icmp6_send(net, skb, ICMPV6_TIME_EXCEED, ICMPV6_EXC_HOPLIMIT, 0),
+    }
+}
+
+/// Tells the packet's source that nothing serves its port: ICMP (ICMPv6)
+/// "port unreachable", which a client's connect() or send() reports at once
+/// as ECONNREFUSED instead of retrying into silence.
+pub(crate) fn icmp_port_unreachable(net: &Net, skb: &mut Skb<'_>, af: AddrFamily) {
+    match af {
+        AddrFamily::Inet => icmp_send(skb, ICMP_DEST_UNREACH, ICMP_PORT_UNREACH, [0; 4]),
+        AddrFamily::Inet6 => icmp6_send(net, skb, ICMPV6_DEST_UNREACH, ICMPV6_PORT_UNREACH, 0),
     }
 }
 

@@ -6,7 +6,12 @@
 # connections and truncated quotes, ports without a service, spoofed SYN and
 # UDP floods) toward NAT, DR and TUN services. The runner fails the test on
 # any kernel splat; here every service must still carry a legitimate
-# connection afterwards. Runs on IPVS too.
+# connection afterwards. Then two lone segments, followed one by one: a SYN
+# with a bad TCP checksum and an ACK of no connection make no entry and
+# reach no real server (the bad SYN: rvs only; IPVS makes an entry for it
+# and forwards it with its checksum still wrong, which the test logs), and
+# the director's stack counts the bad checksum; a real server's SYN-ACK to
+# no connection makes no entry (NAT). Runs on IPVS too.
 . "$(dirname "$0")/../lib.sh"
 adm_init rr
 FLOOD=${RVS_HOSTILE_FLOOD:-2000}
@@ -38,6 +43,61 @@ hostile() {
   return 0
 }
 
+# The director's TCP InCsumErrors counter.
+csum_errors() {
+  ip netns exec "$LB" awk '$1 == "Tcp:" {if (!c) {for (i = 2; i <= NF; i++) if ($i == "InCsumErrors") c = i} else print $c}' /proc/net/snmp
+}
+
+# lone LABEL RS_NS: from client port 47001 a SYN with a bad TCP checksum,
+# from 47002 an ACK of no connection, sent as raw frames; then neither may
+# have an entry or have reached the real server (its prerouting counts
+# them, before decapsulation and checksum checks).
+lone() {
+  local label=$1 rs=$2 before after bad ack n
+  ip netns exec "$rs" nft -f - <<'NFT' || fail "nft on the real server"
+table ip seen {
+  counter bad {}
+  counter ack {}
+  chain pre {
+    type filter hook prerouting priority -300;
+    tcp sport 47001 counter name bad
+    tcp sport 47002 counter name ack
+  }
+}
+NFT
+  before=$(csum_errors)
+  local mac port flags extra
+  mac=$(mac_of "$LB" d0)
+  while read -r port flags extra; do
+    ip netns exec "$CL" python3 "$RVS_ROOT/tests/py/tcp_frame.py" c0 "$mac" $CIP $VIP $port 80 $flags $extra ||
+      fail "$label: tcp_frame.py $port $flags $extra"
+  done <<'SEGMENTS'
+47001 S bad-csum
+47002 A
+SEGMENTS
+  sleep 1
+  after=$(csum_errors)
+  seen() { ip netns exec "$rs" nft list counter ip seen "$1" | awk '{for (i = 1; i < NF; i++) if ($i == "packets") print $(i + 1)}'; }
+  bad=$(seen bad) ack=$(seen ack)
+  entries() { adm "$LB" -L -n -c | grep -c ":$1 "; }
+  log "$label: bad-checksum SYN: $(entries 47001) entries, $bad at the server, director's InCsumErrors $before -> $after; lone ACK: $(entries 47002) entries, $ack at the server"
+  assert_eq "$(entries 47002)" 0 "$label: entries for an ACK of no connection"
+  assert_eq "$ack" 0 "$label: an ACK of no connection reached the server"
+  if [ "$ADM" = rvsadm ]; then
+    assert_eq "$(entries 47001)" 0 "$label: entries for a SYN with a bad checksum"
+    assert_eq "$bad" 0 "$label: a SYN with a bad checksum reached the server"
+    [ "$after" -gt "$before" ] || fail "$label: the director did not count the bad checksum ($before -> $after)"
+  fi
+  ip netns exec "$rs" nft delete table ip seen
+  [ "$label" = NAT ] || return 0
+  # A "reply" the real server sends for no connection (a SYN-ACK from its
+  # service port to a client port nothing opened) makes no entry either.
+  ip netns exec "$rs" python3 "$RVS_ROOT/tests/py/tcp_frame.py" r0 "$(mac_of "$LB" br0)" ${RIP[1]} $CIP 80 47003 SA ||
+    fail "$label: tcp_frame.py from the real server"
+  sleep 1
+  assert_eq "$(entries 47003)" 0 "$label: entries for a real server's reply to no connection"
+}
+
 # --- NAT
 topo_nat hn 1
 serve_name_bg "${RS[1]}" tcp 80 rs1
@@ -48,6 +108,7 @@ adm_ok "$LB" -a -t $VIP:80 -r ${RIP[1]}:80 -m
 adm_ok "$LB" -A -u $VIP:53 -s rr
 adm_ok "$LB" -a -u $VIP:53 -r ${RIP[1]}:53 -m
 hostile NAT
+lone NAT "${RS[1]}"
 kill_ns_procs
 
 # --- DR and TUN share the topology of 21-dr / 22-tun.
@@ -74,7 +135,9 @@ direct() {
 }
 direct hd -g
 hostile DR
+lone DR "${RS[1]}"
 kill_ns_procs
 direct ht -i
 hostile TUN
-pass "hostile frames to NAT, DR and TUN services: module intact, services still work"
+lone TUN "${RS[1]}"
+pass "hostile frames to NAT, DR and TUN services: module intact, services still work, lone bad segments make nothing"

@@ -349,6 +349,28 @@ for i in range(n):
 ' "$proto" "$addr" "$port" "$n" "$sbase" "$step"
 }
 
+# set_opt NAME VALUE: the runtime setting NAME in the director's namespace
+# ($LB): IPVS's sysctl net.ipv4.vs.NAME, rvsadm --set-option NAME=VALUE.
+set_opt() {
+  if [ "$ADM" = ipvsadm ]; then nsysctl "$LB" "net.ipv4.vs.$1=$2"
+  else adm_ok "$LB" --set-option "$1=$2"; fi
+}
+
+# settled WANT FUNC [ARGS...]: prints FUNC's output once it is WANT, or its
+# last output after 8 tries a second apart. For counters read through
+# -L --stats: IPVS folds its per-CPU counters into what it lists only when
+# its estimator runs (every 2 s); rvs sums them when asked.
+settled() {
+  local want=$1 out i
+  shift
+  for i in 1 2 3 4 5 6 7 8; do
+    out=$("$@")
+    [ "$out" = "$want" ] && break
+    sleep 1
+  done
+  printf '%s\n' "$out"
+}
+
 # count_names: reads lb_names output, prints "name:count ..." sorted by name.
 count_names() { sort | uniq -c | awk '{printf "%s%s:%d", sep, $2, $1; sep=" "} END {print ""}'; }
 

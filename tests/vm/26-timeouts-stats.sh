@@ -57,6 +57,8 @@ wire() { ip netns exec "$CL" nft list counter ip wire "$1" | awk -v k="$2" '{for
 adm_ok "$LB" -Z
 got=$(lb_names "$CL" tcp $VIP 80 6 | count_names)
 assert_eq "$got" "rs1:3 rs2:3" "TCP rr over 6 connections"
+svc_conns() { adm "$LB" -L -n --stats --exact | awk -v v="$VIP:80" '$1 == "TCP" && $2 == v {print $3}'; }
+settled 6 svc_conns >/dev/null
 stats=$(adm "$LB" -L -n --stats --exact) || fail "--stats: $stats"
 log "statistics:"; echo "$stats" | sed 's/^/#   /' >&2
 svc_conns=$(echo "$stats" | awk -v v="$VIP:80" '$1 == "TCP" && $2 == v {print $3}')

@@ -1,6 +1,8 @@
 #!/bin/bash
 # IPv6 NAT services with real traffic: TCP and UDP, two real servers,
-# round robin, a client on the director, the connection listing, and an
+# round robin, one-packet scheduling, a client on the director, the
+# connection listing, conntrack (untracked by default, tracked with
+# conntrack=1), and an
 # IPv4 service next to the IPv6 one. Then IPv6 firewall-mark services
 # (-f MARK -6): nftables marks TCP to VIP:81 of both families with 6; the
 # IPv6 mark service balances the IPv6 packets, an IPv4 mark service with
@@ -70,8 +72,34 @@ printf '%s\n' "$conns" | grep -q "\[2001:db8::2\]:[0-9]* *\[$VIP\]:80 *\[2001:db
   fail "no IPv6 NAT connection in the listing"
 printf '%s\n' "$conns" | grep -q "^UDP .*\[$VIP\]:53 *\[2001:db8:1::[12]\]:5353" ||
   fail "no IPv6 UDP connection in the listing"
-stats=$(adm "$LB" -L -n --stats) || fail "$ADM -L -n --stats failed"
-printf '%s\n' "$stats" | grep -q "^TCP  \[$VIP\]:80 *6 " || fail "IPv6 service did not count 6 connections: $stats"
+# conns_of KIND ID: the Conns column of one service in -L -n --stats.
+conns_of() { adm "$LB" -L -n --stats | awk -v k="$1" -v id="$2" '$1 == k && $2 == id {print $3; exit}'; }
+n=$(settled 6 conns_of TCP "[$VIP]:80")
+assert_eq "$n" 6 "connections the IPv6 service counted"
+
+# IPv6 one-packet scheduling (-o): ten datagrams from one socket are
+# scheduled one by one (rr alternates) and leave no entry. The replies are
+# not translated back (no entry to do it with, as in IPVS): the client
+# reads them on an unconnected socket.
+adm_ok "$LB" -A -u "[$VIP]:54" -s rr -o
+for i in 1 2; do adm_ok "$LB" -a -u "[$VIP]:54" -r "[2001:db8:1::$i]:5353" -m; done
+got=$(timeout 60 ip netns exec "$CL" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s.bind(("::", 25000))
+s.settimeout(3)
+for _ in range(10):
+    s.sendto(b"who\n", (sys.argv[1], 54))
+    try:
+        print(s.recvfrom(256)[0].decode().strip())
+    except socket.timeout:
+        print("ERR:timeout")
+' "$VIP" | count_names)
+log "IPv6 -o: 10 datagrams from one socket -> $got"
+assert_eq "$got" "rs1:5 rs2:5" "IPv6 one-packet scheduling spreads one socket's datagrams"
+n=$(adm "$LB" -L -n -c | grep -c "^UDP .*\[$VIP\]:54 ")
+assert_eq "$n" 0 "connection entries left by IPv6 one-packet datagrams"
+adm_ok "$LB" -D -u "[$VIP]:54"
 
 # A client on the director itself (LOCAL_OUT request, LOCAL_IN reply).
 expect_balance "$LB" tcp $VIP 80 2 "rs1:1 rs2:1" "IPv6 NAT TCP, client on the director"
@@ -96,6 +124,35 @@ adm_ok "$LB" -a -t 10.0.100.1:80 -r 10.0.1.1:8080 -m
 adm_ok "$LB" -a -t 10.0.100.1:80 -r 10.0.1.2:8080 -m
 expect_balance "$CL" tcp 10.0.100.1 80 2 "rs1:1 rs2:1" "IPv4 NAT next to IPv6"
 expect_balance "$CL" tcp $VIP 80 2 "rs1:1 rs2:1" "IPv6 NAT next to IPv4"
+
+# conntrack with IPv6 NAT: the director's postrouting counts, by conntrack
+# state, the requests it sends to the real servers: untracked with
+# conntrack=0 (the default), tracked with 1, their reply tuple naming the
+# real server (as 46-conntrack checks for IPv4).
+ip netns exec "$LB" nft -f - <<NFT || fail "nft rules (conntrack)"
+table ip6 ct6 {
+  chain out {
+    type filter hook postrouting priority 300; policy accept;
+    oifname "br0" ip6 daddr 2001:db8:1::/64 tcp dport 8080 ct state untracked counter
+    oifname "br0" ip6 daddr 2001:db8:1::/64 tcp dport 8080 ct reply ip6 saddr 2001:db8:1::/64 counter
+  }
+}
+NFT
+# ct6_counts: "UNTRACKED TRACKED" packets so far.
+ct6_counts() {
+  ip netns exec "$LB" nft list chain ip6 ct6 out |
+    awk '/counter packets/ {for (i = 1; i < NF; i++) if ($i == "packets") c[/untracked/ ? 0 : 1] = $(i + 1)} END {print c[0] + 0, c[1] + 0}'
+}
+expect_balance "$CL" tcp $VIP 80 2 "rs1:1 rs2:1" "IPv6 NAT, conntrack=0"
+read -r u0 t0 < <(ct6_counts)
+[ "$u0" -gt 0 ] && [ "$t0" = 0 ] || fail "IPv6 NAT with conntrack=0: $u0 untracked, $t0 tracked (want some, 0)"
+set_opt conntrack 1
+expect_balance "$CL" tcp $VIP 80 2 "rs1:1 rs2:1" "IPv6 NAT, conntrack=1"
+read -r u1 t1 < <(ct6_counts)
+log "IPv6 NAT: conntrack=0 $u0 untracked, $t0 tracked; conntrack=1 $((u1 - u0)) more untracked, $t1 tracked"
+[ "$u1" = "$u0" ] && [ "$t1" -gt 0 ] || fail "IPv6 NAT with conntrack=1: $((u1 - u0)) more untracked, $t1 tracked (want 0, some)"
+set_opt conntrack 0
+ip netns exec "$LB" nft delete table ip6 ct6
 
 # --- Firewall-mark services of both families, same mark --------------------
 command -v nft >/dev/null || fail "nft (nftables) not installed (qemu/install-deps installs it)"
@@ -129,8 +186,9 @@ n=$(printf '%s\n' "$list" | grep -A2 -x "FWM  6 IPv6 rr" | grep -c -- "-> \[2001
 assert_eq "$n" 2 "IPv6 real servers listed under FWM  6 IPv6"
 expect_balance "$CL" tcp $VIP 81 4 "rs1:2 rs2:2" "IPv6 marked 6, IPv6 mark service"
 expect_balance "$CL" tcp 10.0.100.1 81 2 "rs1:2" "IPv4 marked 6 still to the IPv4 mark service"
-stats=$(adm "$LB" -L -n --stats) || fail "$ADM -L -n --stats failed"
-printf '%s\n' "$stats" | grep -q "^FWM  6 IPv6  *4 " || fail "IPv6 mark service did not count 4 connections: $stats"
+fwm6_conns() { adm "$LB" -L -n --stats | awk '$1 == "FWM" && $2 == 6 && $3 == "IPv6" {print $4; exit}'; }
+n=$(settled 4 fwm6_conns)
+assert_eq "$n" 4 "connections the IPv6 mark service counted"
 # ... and the IPv6 mark service does not catch IPv4 packets with its mark.
 adm_ok "$LB" -D -f 6
 not_balanced "$CL" 10.0.100.1 "IPv4 marked 6, only an IPv6 mark-6 service"

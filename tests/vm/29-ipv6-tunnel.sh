@@ -1,8 +1,8 @@
 #!/bin/bash
 # IPv6 services by direct routing and tunnels, with real traffic:
 # DR, IPv6-in-IPv6 with path MTU discovery (ICMPv6 "packet too big"), and a
-# mixed-family tunnel (an IPv6 service served by an IPv4 real server over
-# 6in4), as IPVS allows; GUE and GRE with IPv6 inside and outside. Same
+# mixed-family tunnels (an IPv6 service served by an IPv4 real server over
+# 6in4, an IPv4 service by an IPv6 real server over 4in6), as IPVS allows; GUE and GRE with IPv6 inside and outside. Same
 # ipvsadm syntax for both engines.
 . "$(dirname "$0")/../lib.sh"
 
@@ -75,6 +75,37 @@ if [ "$ADM" = rvsadm ]; then
   printf '%s\n' "$conns" | grep -q "\[$VIP\]:81 *$RIP4:81" ||
     fail "mixed-family connection not listed with the IPv4 real server: $conns"
 fi
+# Mixed families the other way: an IPv4 service, an IPv6 real server
+# reached over 4in6 (an ipip6 tunnel device on the real server takes IPv4
+# inside IPv6 to its address). The server answers over the switch, from
+# the IPv4 VIP on its loopback.
+VIP4=10.9.100.1
+nsip "$DCL" <<IP
+addr add 10.9.0.2/24 dev c0
+route add $VIP4/32 via 10.9.0.1
+IP
+nsip "$DLB" <<IP
+addr add 10.9.0.1/24 dev d0
+addr add $VIP4/32 dev lo
+IP
+nsip "$DRS" <<IP
+addr add 10.9.0.3/24 dev f0
+addr add $VIP4/32 dev lo
+IP
+ip -n "$DRS" -6 tunnel add t4in6 mode ipip6 local $RIP6 || fail "no ipip6 tunnel (CONFIG_IPV6_TUNNEL?)"
+ip -n "$DRS" link set t4in6 up
+nsysctl "$DRS" net.ipv4.conf.t4in6.rp_filter=0 net.ipv4.conf.f0.rp_filter=0 \
+  net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2
+serve_name "$DRS" tcp 82 drs6
+adm_ok "$DLB" -A -t $VIP4:82 -s rr
+adm_ok "$DLB" -a -t $VIP4:82 -r "[$RIP6]:82" -i
+expect_balance "$DCL" tcp $VIP4 82 3 "drs6:3" "IPv4 service, IPv6 real server (4in6)"
+list=$(adm "$DLB" -L -n) || fail "$ADM -L -n failed"
+printf '%s\n' "$list" | grep -q -- "-> \[$RIP6\]:82 *Tunnel" || fail "4in6 real server not listed: $list"
+conns=$(adm "$DLB" -L -n -c) || fail "$ADM -L -n -c failed"
+printf '%s\n' "$conns" | grep -q "$VIP4:82 *\[$RIP6\]:82" ||
+  fail "4in6 connection not listed with the IPv6 real server: $conns"
+
 # --- GUE and GRE with IPv6 ------------------------------------------------------
 # The real server decapsulates with its own stack (fou for GUE on both
 # families, the fallback ip6gre0 device for GRE over IPv6, ip6tnl0 and sit0

@@ -23,11 +23,6 @@ for i in 1 2; do
   wait_listen "${RS[$i]}" udp 53; wait_listen "${RS[$i]}" udp 54; wait_listen "${RS[$i]}" tcp 80
 done
 
-# set_opt NAME VALUE: the setting in the director's namespace.
-set_opt() {
-  if [ "$ADM" = ipvsadm ]; then nsysctl "$LB" "net.ipv4.vs.$1=$2"
-  else adm_ok "$LB" --set-option "$1=$2"; fi
-}
 # ask PORT SRCPORT: one datagram to VIP:PORT from SRCPORT; prints the answer.
 ask() { lb_names "$CL" udp $VIP "$1" 1 "$2" 0; }
 # ask_tcp SRCPORT: one TCP connection to VIP:80 from SRCPORT; prints the

@@ -40,7 +40,8 @@ got=$(datagrams 10 | count_names); log "-o: 10 datagrams from one socket -> $got
 assert_eq "$got" "rs1:5 rs2:5" "one-packet scheduling spreads one socket's datagrams"
 n=$(adm "$LB" -L -n -c | grep -c "^UDP")
 assert_eq "$n" 0 "connection entries left by one-packet scheduling"
-conns=$(adm "$LB" -L -n --stats --exact | awk '$1 == "UDP" {print $3}')
+udp_conns() { adm "$LB" -L -n --stats --exact | awk '$1 == "UDP" {print $3}'; }
+conns=$(settled 10 udp_conns)
 assert_eq "$conns" 10 "connections counted for 10 one-packet datagrams"
 
 # Without -o the same socket sticks to one server through one entry.

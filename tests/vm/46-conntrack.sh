@@ -10,7 +10,8 @@
 #  - conntrack=1: TCP and UDP requests are answered, balanced 2/2, each
 #    real server sees the director's address as its peer, the NAT chain
 #    counts one packet per connection, and conntrack's reply tuple names
-#    the real server (an nft `ct reply ip saddr` match counts them).
+#    the real server (an nft `ct reply ip saddr` match counts them);
+#  - DR: what the director forwards is untracked with 0, tracked with 1.
 . "$(dirname "$0")/../lib.sh"
 adm_init rr
 topo_nat ct 2
@@ -72,10 +73,6 @@ nat_count() {
     sed -n 's/.*counter packets \([0-9]*\) .*/\1/p'
 }
 
-set_opt() {
-  if [ "$ADM" = ipvsadm ]; then nsysctl "$LB" "net.ipv4.vs.$1=$2"
-  else adm_ok "$LB" --set-option "$1=$2"; fi
-}
 adm_ok "$LB" -A -t $VIP:80 -s rr
 adm_ok "$LB" -A -u $VIP:53 -s rr
 for i in 1 2; do
@@ -113,4 +110,38 @@ log "packets of connections whose conntrack reply source is a real server: $seen
 set_opt conntrack 0
 got=$(lb_names "$CL" tcp $VIP 80 1 | count_names)
 assert_eq "$got" "ERR:timeout:1" "conntrack back to 0"
-pass "conntrack=0 leaves forwarded packets untracked; conntrack=1 lets nftables masquerade NAT connections"
+
+# --- DR: the same setting for packets forwarded unchanged ----------------
+# The director's postrouting counts, by conntrack state, what it sends to
+# the real server (daddr still the VIP): untracked with conntrack=0,
+# tracked (new: the answers go straight to the client) with conntrack=1.
+topo_direct ctd
+direct_rs
+serve_name "${RS[1]}" tcp 80 drs
+ip netns exec "$LB" nft -f - <<NFT || fail "nft setup (DR)"
+table ip ctdr {
+  chain out {
+    type filter hook postrouting priority 300; policy accept;
+    oifname "d1" ip daddr $VIP tcp dport 80 ct state untracked counter
+    oifname "d1" ip daddr $VIP tcp dport 80 ct state new,established counter
+  }
+}
+NFT
+# dr_counts: "UNTRACKED TRACKED" packets so far.
+dr_counts() {
+  ip netns exec "$LB" nft list chain ip ctdr out |
+    awk '/counter packets/ {for (i = 1; i < NF; i++) if ($i == "packets") c[/untracked/ ? 0 : 1] = $(i + 1)} END {print c[0] + 0, c[1] + 0}'
+}
+adm_ok "$LB" -A -t $VIP:80 -s rr
+adm_ok "$LB" -a -t $VIP:80 -r ${RIP[1]}:80 -g
+set_opt conntrack 0
+expect_balance "$CL" tcp $VIP 80 2 "drs:2" "DR, conntrack=0"
+read -r u0 t0 < <(dr_counts)
+log "DR, conntrack=0: $u0 untracked, $t0 tracked packets to the real server"
+[ "$u0" -gt 0 ] && [ "$t0" = 0 ] || fail "DR with conntrack=0: $u0 untracked, $t0 tracked (want some, 0)"
+set_opt conntrack 1
+expect_balance "$CL" tcp $VIP 80 2 "drs:2" "DR, conntrack=1"
+read -r u1 t1 < <(dr_counts)
+log "DR, conntrack=1: $((u1 - u0)) untracked, $t1 tracked packets to the real server"
+[ "$u1" = "$u0" ] && [ "$t1" -gt 0 ] || fail "DR with conntrack=1: $((u1 - u0)) more untracked, $t1 tracked (want 0, some)"
+pass "conntrack=0 leaves forwarded packets untracked (NAT, DR); conntrack=1 lets nftables masquerade NAT connections and tracks DR ones"

@@ -29,8 +29,7 @@ table ip rvstest {
   }
 }
 NFT
-if [ "$ADM" = ipvsadm ]; then nsysctl "$LB" net.ipv4.vs.conntrack=1
-else adm_ok "$LB" --set-option conntrack=1; fi
+set_opt conntrack 1
 
 adm_ok "$LB" -A -t $VIP:8080 -s rr
 for t in ipip gue gre; do

@@ -144,6 +144,11 @@ u32 rvs_skb_len(const struct sk_buff *skb)
 	return skb->len;
 }
 
+void rvs_consume_skb(struct sk_buff *skb)
+{
+	consume_skb(skb);
+}
+
 const struct genl_family *rvs_genl_dump_family(struct netlink_callback *cb)
 {
 	return genl_dumpit_info(cb)->info.family;

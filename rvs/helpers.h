@@ -45,6 +45,8 @@ struct net *rvs_genl_info_net(const struct genl_info *info);
 struct net *rvs_genl_dump_net(struct netlink_callback *cb);
 struct nlattr **rvs_genl_dump_attrs(struct netlink_callback *cb);
 u32 rvs_skb_len(const struct sk_buff *skb);
+/* consume_skb is an inline kfree_skb in kernels without CONFIG_TRACEPOINTS. */
+void rvs_consume_skb(struct sk_buff *skb);
 const struct genl_family *rvs_genl_dump_family(struct netlink_callback *cb);
 u8 rvs_genl_dump_cmd(struct netlink_callback *cb);
 

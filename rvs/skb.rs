@@ -150,7 +150,7 @@ impl<'a> Skb<'a> {
     pub(crate) fn consume(self) {
         // SAFETY: valid skb owned by this hook call; it is not used again
         // (`self` is moved in), and NF_STOLEN tells netfilter so.
-        unsafe { ffi::consume_skb(self.ptr) };
+        unsafe { ffi::rvs_consume_skb(self.ptr) };
     }
 
     /// Whether rvs itself transmitted this packet (it is re-entering

@@ -23,13 +23,12 @@ expect_balance "$CL" tcp $VIP 80 4 "director:2 rs1:2" "remote client, rr over a 
 expect_balance "$LB" tcp $VIP 80 4 "director:2 rs1:2" "client on the director, rr over a NAT and a Local server"
 # The Local server alone (the NAT one quiesced): every connection local.
 adm_ok "$LB" -e -t $VIP:80 -r ${RIP[1]}:80 -m -w 0
+# IPVS's listing shows counters its estimator folded in (every 2 s), and
+# -Z zeroes only what was folded: wait until the 4 earlier connections
+# are in before zeroing, or they arrive after it.
+local_conns() { adm "$LB" -L -n --stats | awk '$2 == "10.0.1.254:80" {print $3}'; }
+assert_eq "$(settled 4 local_conns)" 4 "connections the Local server counted before -Z"
 adm_ok "$LB" -Z
 expect_balance "$CL" tcp $VIP 80 3 "director:3" "remote client, Local server only"
-# IPVS's listing shows counters its estimator folded in (every 2 s): poll.
-for _ in $(seq 1 10); do
-  stats=$(adm "$LB" -L -n --stats | awk '$2 == "10.0.1.254:80" {print $3}')
-  [ "$stats" = 3 ] && break
-  sleep 1
-done
-assert_eq "${stats:-none}" 3 "connections the Local server counted"
+assert_eq "$(settled 3 local_conns)" 3 "connections the Local server counted"
 pass "Local real servers serve from the director, remote and local clients"

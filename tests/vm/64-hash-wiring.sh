@@ -17,7 +17,7 @@ for i in $(seq 10 49); do echo "addr add 10.0.0.$i/24 dev c0"; done | nsip "$CL"
 # The dh service's 40 destinations: local addresses of the director, marked.
 echo "route add local 10.0.100.0/24 dev lo" | nsip "$LB"
 ip netns exec "$LB" nft -f - <<'NFT' || fail "nft mark rule"
-table ip mark {
+table ip dhmark {
   chain pre {
     type filter hook prerouting priority mangle;
     ip daddr 10.0.100.0/24 tcp dport 80 meta mark set 7

@@ -100,12 +100,21 @@ impl<'a> Skb<'a> {
     /// (`nf_checksum`): a checksum the device verified or left to be filled
     /// in (a local sender's) counts as good; an IPv4 UDP checksum of 0
     /// means "none" and counts as good too. Reads paged data as well.
-    pub(crate) fn l4_csum_ok(&mut self, hook: u32, l4_off: usize, proto: u8, af: AddrFamily) -> bool {
+    pub(crate) fn l4_csum_ok(
+        &mut self,
+        hook: u32,
+        l4_off: usize,
+        proto: u8,
+        af: AddrFamily,
+    ) -> bool {
         let Ok(off) = core::ffi::c_uint::try_from(l4_off) else {
             return false;
         };
         if af == AddrFamily::Inet && proto == packet::IPPROTO_UDP {
-            match self.header(l4_off.saturating_add(8)).and_then(|h| h.get(l4_off + 6..l4_off + 8)) {
+            match self
+                .header(l4_off.saturating_add(8))
+                .and_then(|h| h.get(l4_off + 6..l4_off + 8))
+            {
                 Some([0, 0]) => return true,
                 Some(_) => {}
                 None => return false,

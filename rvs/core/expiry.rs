@@ -75,7 +75,11 @@ impl Pass {
         if e.template {
             // Templates are never embryonic, and outlive their servers
             // (IPVS's flush of deleted servers spares them too).
-            return if e.expired { Fate::ClaimTemplate } else { Fate::Keep };
+            return if e.expired {
+                Fate::ClaimTemplate
+            } else {
+                Fate::Keep
+            };
         }
         if e.expired || (self.nodest && e.dest_removed) {
             Fate::Remove
@@ -158,7 +162,10 @@ mod tests {
         assert!(expired(100, 100));
         assert!(expired(u64::MAX, 0), "one jiffy before a wrap");
         assert!(!expired(1, 0));
-        assert!(!expired(0, u64::MAX), "one jiffy after a wrap is the future");
+        assert!(
+            !expired(0, u64::MAX),
+            "one jiffy after a wrap is the future"
+        );
         assert_eq!(since32(5, u32::MAX), 6);
         assert_eq!(since32(1 << 32 | 7, 2), 5, "only the low 32 bits count");
     }
@@ -266,7 +273,11 @@ mod tests {
         ]
     }
 
-    fn walk(t: &[Vec<(u32, bool)>], at: (usize, usize), budget: usize) -> (Vec<u32>, (usize, usize)) {
+    fn walk(
+        t: &[Vec<(u32, bool)>],
+        at: (usize, usize),
+        budget: usize,
+    ) -> (Vec<u32>, (usize, usize)) {
         let mut seen = Vec::new();
         let pos = walk_from(
             at.0,

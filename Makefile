@@ -58,18 +58,16 @@ module-debug:
 		{ echo "$(DEBUG_OUT)/rvs.ko is not KASAN-instrumented: wrong DEBUG_KDIR?"; exit 1; }
 
 rvsadm:
-	cd rvsadm && cargo build --release --quiet
+	cargo build --release --quiet -p rvsadm
 
 clippy:
 	$(KMAKE) CLIPPY=1 modules
-	cd rvsadm && cargo clippy --all-targets -- -D warnings
-	cd rvs/core && cargo clippy --all-targets -- -D warnings
+	cargo clippy --workspace --all-targets -- -D warnings
 
 fmt:
 	rustfmt --edition 2021 --config-path $(KDIR)/.rustfmt.toml \
 		$(filter-out rvs/bindings_generated.rs,$(wildcard rvs/*.rs))
-	cd rvsadm && cargo fmt
-	cd rvs/core && cargo fmt
+	cargo fmt --all
 
 # README's main job: everything from a fresh machine to balanced traffic.
 demo:
@@ -90,4 +88,4 @@ clean:
 	-$(KMAKE) clean
 	rm -f rvs/bindings_generated.rs
 	rm -rf .build
-	cd rvsadm && cargo clean
+	cargo clean

@@ -27,16 +27,16 @@ const CMD_ATTR_MAX: usize = ffi::__RVS_CMD_ATTR_MAX as usize - 1;
 // The pure decoders use rvs_core's copy of the numbers; make the build
 // fail if it ever disagrees with the header the bindings come from.
 const _: () = {
-    use crate::rvs_core::uapi::{dest, svc};
-    assert!(svc::AF as u32 == ffi::RVS_SVC_ATTR_AF);
-    assert!(svc::PORT as u32 == ffi::RVS_SVC_ATTR_PORT);
-    assert!(svc::SCHED_NAME as u32 == ffi::RVS_SVC_ATTR_SCHED_NAME);
-    assert!(svc::NETMASK as u32 == ffi::RVS_SVC_ATTR_NETMASK);
-    assert!(svc::MAX as u32 == ffi::__RVS_SVC_ATTR_MAX - 1);
-    assert!(dest::ADDR as u32 == ffi::RVS_DEST_ATTR_ADDR);
-    assert!(dest::WEIGHT as u32 == ffi::RVS_DEST_ATTR_WEIGHT);
-    assert!(dest::ADDR_FAMILY as u32 == ffi::RVS_DEST_ATTR_ADDR_FAMILY);
-    assert!(dest::MAX as u32 == ffi::__RVS_DEST_ATTR_MAX - 1);
+    use crate::rvs_core::uapi::*;
+    assert!(RVS_SVC_ATTR_AF as u32 == ffi::RVS_SVC_ATTR_AF);
+    assert!(RVS_SVC_ATTR_PORT as u32 == ffi::RVS_SVC_ATTR_PORT);
+    assert!(RVS_SVC_ATTR_SCHED_NAME as u32 == ffi::RVS_SVC_ATTR_SCHED_NAME);
+    assert!(RVS_SVC_ATTR_NETMASK as u32 == ffi::RVS_SVC_ATTR_NETMASK);
+    assert!(RVS_SVC_ATTR_MAX as u32 == ffi::__RVS_SVC_ATTR_MAX - 1);
+    assert!(RVS_DEST_ATTR_ADDR as u32 == ffi::RVS_DEST_ATTR_ADDR);
+    assert!(RVS_DEST_ATTR_WEIGHT as u32 == ffi::RVS_DEST_ATTR_WEIGHT);
+    assert!(RVS_DEST_ATTR_ADDR_FAMILY as u32 == ffi::RVS_DEST_ATTR_ADDR_FAMILY);
+    assert!(RVS_DEST_ATTR_MAX as u32 == ffi::__RVS_DEST_ATTR_MAX - 1);
 };
 
 const fn op(cmd: u32, doit: bool, dumpit: bool) -> OpSpec {

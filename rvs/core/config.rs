@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 use super::sched::SchedKind;
+use super::uapi;
 use core::ffi::CStr;
 
 /// A configuration error: the errno to return (positive; the kernel side
@@ -54,7 +55,7 @@ pub const AF_INET: u16 = 2;
 pub const AF_INET6: u16 = 10;
 
 /// Largest destination weight (`RVS_DEST_WEIGHT_MAX`, ipvsadm's limit).
-pub const WEIGHT_MAX: u32 = 65535;
+pub const WEIGHT_MAX: u32 = uapi::RVS_DEST_WEIGHT_MAX;
 
 /// Longest scheduler name, without the NUL (`IP_VS_SCHEDNAME_MAXLEN - 1`).
 pub const SCHED_NAME_MAX: usize = 15;
@@ -238,17 +239,17 @@ pub enum FwdMethod {
 }
 
 /// Mask of the forwarding method bits in IPVS connection flags.
-pub const FWD_MASK: u32 = 0x0007;
+pub const FWD_MASK: u32 = uapi::RVS_CONN_F_FWD_MASK;
 
 impl FwdMethod {
     /// The uapi value (`RVS_CONN_F_MASQ` / `_LOCALNODE` / `_TUNNEL` /
     /// `_DROUTE`).
     pub fn to_uapi(self) -> u32 {
         match self {
-            FwdMethod::Masq => 0,
-            FwdMethod::Local => 1,
-            FwdMethod::Tunnel => 2,
-            FwdMethod::Route => 3,
+            FwdMethod::Masq => uapi::RVS_CONN_F_MASQ,
+            FwdMethod::Local => uapi::RVS_CONN_F_LOCALNODE,
+            FwdMethod::Tunnel => uapi::RVS_CONN_F_TUNNEL,
+            FwdMethod::Route => uapi::RVS_CONN_F_DROUTE,
         }
     }
 

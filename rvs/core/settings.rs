@@ -13,6 +13,7 @@
 
 use super::config::{ConfigError, ERANGE};
 use super::defense;
+use super::uapi;
 use core::ffi::CStr;
 
 /// A setting, in [`SETTINGS`] order (its discriminant is its row).
@@ -69,7 +70,7 @@ pub static SETTINGS: [SettingSpec; COUNT] = [
     SettingSpec {
         setting: Setting::ExpireNodestConn,
         name: "expire_nodest_conn",
-        attr: 8,
+        attr: uapi::RVS_CMD_ATTR_EXPIRE_NODEST_CONN,
         min: 0,
         max: 1,
         default: 0,
@@ -79,7 +80,7 @@ pub static SETTINGS: [SettingSpec; COUNT] = [
     SettingSpec {
         setting: Setting::ExpireQuiescentTemplate,
         name: "expire_quiescent_template",
-        attr: 9,
+        attr: uapi::RVS_CMD_ATTR_EXPIRE_QUIESCENT_TEMPLATE,
         min: 0,
         max: 1,
         default: 0,
@@ -89,7 +90,7 @@ pub static SETTINGS: [SettingSpec; COUNT] = [
     SettingSpec {
         setting: Setting::ConnMax,
         name: "conn_max",
-        attr: 11,
+        attr: uapi::RVS_CMD_ATTR_CONN_MAX,
         min: defense::CONN_MAX_MIN,
         max: defense::CONN_MAX_MAX,
         default: defense::CONN_MAX_DEFAULT,
@@ -99,7 +100,7 @@ pub static SETTINGS: [SettingSpec; COUNT] = [
     SettingSpec {
         setting: Setting::DropEntry,
         name: "drop_entry",
-        attr: 12,
+        attr: uapi::RVS_CMD_ATTR_DROP_ENTRY,
         min: 0,
         max: 100,
         default: 0,
@@ -109,7 +110,7 @@ pub static SETTINGS: [SettingSpec; COUNT] = [
     SettingSpec {
         setting: Setting::SecureTcp,
         name: "secure_tcp",
-        attr: 13,
+        attr: uapi::RVS_CMD_ATTR_SECURE_TCP,
         min: 0,
         max: defense::SECURE_TCP_MAX,
         default: 0,
@@ -119,7 +120,7 @@ pub static SETTINGS: [SettingSpec; COUNT] = [
     SettingSpec {
         setting: Setting::Conntrack,
         name: "conntrack",
-        attr: 10,
+        attr: uapi::RVS_CMD_ATTR_CONNTRACK,
         min: 0,
         max: 1,
         default: 0,

@@ -12,7 +12,7 @@ use super::config::{self, AddrFamily, ConfigError, FwdMethod, EINVAL, ENOENT};
 use super::nlattr::{self, AttrError};
 use super::sched::SchedKind;
 use super::tunnel::{self, Tunnel};
-use super::uapi::{dest, svc};
+use super::uapi::*;
 use core::ffi::CStr;
 
 /// What identifies a service: (af, protocol, address, port), or (af,
@@ -91,14 +91,15 @@ pub fn parse_service(
     nest: &[u8],
     full: bool,
 ) -> Result<(ServiceKey, Option<ServiceParams>), ConfigError> {
-    let mut t: [Option<&[u8]>; svc::MAX as usize + 1] = [None; svc::MAX as usize + 1];
+    let mut t: [Option<&[u8]>; RVS_SVC_ATTR_MAX as usize + 1] =
+        [None; RVS_SVC_ATTR_MAX as usize + 1];
     nlattr::parse_nested(nest, &mut t).map_err(attr_err)?;
     let get = |k: u16| t.get(usize::from(k)).copied().flatten();
 
-    let af = get(svc::AF).ok_or(missing(c"service address family missing"))?;
-    let af = config::validate_af(nlattr::get_u16(svc::AF, af).map_err(attr_err)?)?;
-    let fwmark = match get(svc::FWMARK) {
-        Some(p) => nlattr::get_u32(svc::FWMARK, p).map_err(attr_err)?,
+    let af = get(RVS_SVC_ATTR_AF).ok_or(missing(c"service address family missing"))?;
+    let af = config::validate_af(nlattr::get_u16(RVS_SVC_ATTR_AF, af).map_err(attr_err)?)?;
+    let fwmark = match get(RVS_SVC_ATTR_FWMARK) {
+        Some(p) => nlattr::get_u32(RVS_SVC_ATTR_FWMARK, p).map_err(attr_err)?,
         None => 0,
     };
     let key = if fwmark != 0 {
@@ -144,15 +145,16 @@ fn parse_addr_key<'a>(
     af: AddrFamily,
     get: &impl Fn(u16) -> Option<&'a [u8]>,
 ) -> Result<ServiceKey, ConfigError> {
-    let protocol = get(svc::PROTOCOL).ok_or(missing(c"service protocol missing"))?;
-    let protocol =
-        config::validate_protocol(nlattr::get_u16(svc::PROTOCOL, protocol).map_err(attr_err)?)?;
-    let addr = get(svc::ADDR).ok_or(missing(c"service address missing"))?;
+    let protocol = get(RVS_SVC_ATTR_PROTOCOL).ok_or(missing(c"service protocol missing"))?;
+    let protocol = config::validate_protocol(
+        nlattr::get_u16(RVS_SVC_ATTR_PROTOCOL, protocol).map_err(attr_err)?,
+    )?;
+    let addr = get(RVS_SVC_ATTR_ADDR).ok_or(missing(c"service address missing"))?;
     let addr = config::parse_addr(af, addr)?;
-    let port = get(svc::PORT).ok_or(missing(c"service port missing"))?;
+    let port = get(RVS_SVC_ATTR_PORT).ok_or(missing(c"service port missing"))?;
     // Port 0 is the "all ports" service (checked to be persistent with
     // the parameters; a key alone may name it).
-    let port = nlattr::get_be16(svc::PORT, port).map_err(attr_err)?;
+    let port = nlattr::get_be16(RVS_SVC_ATTR_PORT, port).map_err(attr_err)?;
     Ok(ServiceKey {
         af,
         protocol,
@@ -167,33 +169,33 @@ fn parse_params<'a>(
     af: AddrFamily,
     get: &impl Fn(u16) -> Option<&'a [u8]>,
 ) -> Result<ServiceParams, ConfigError> {
-    let sched = match get(svc::SCHED_NAME) {
+    let sched = match get(RVS_SVC_ATTR_SCHED_NAME) {
         Some(name) => config::parse_sched_name(name)?,
         None => return Err(missing(c"scheduler name missing")),
     };
-    let flags = match get(svc::FLAGS) {
+    let flags = match get(RVS_SVC_ATTR_FLAGS) {
         Some(p) => match p {
             [f0, f1, f2, f3, m0, m1, m2, m3] => {
                 let f = u32::from_ne_bytes([*f0, *f1, *f2, *f3]);
                 let m = u32::from_ne_bytes([*m0, *m1, *m2, *m3]);
                 f & m
             }
-            _ => return Err(attr_err(AttrError::BadLength(svc::FLAGS))),
+            _ => return Err(attr_err(AttrError::BadLength(RVS_SVC_ATTR_FLAGS))),
         },
         None => 0,
     };
-    let timeout = match get(svc::TIMEOUT) {
-        Some(p) => nlattr::get_u32(svc::TIMEOUT, p).map_err(attr_err)?,
+    let timeout = match get(RVS_SVC_ATTR_TIMEOUT) {
+        Some(p) => nlattr::get_u32(RVS_SVC_ATTR_TIMEOUT, p).map_err(attr_err)?,
         None => 0,
     };
     // IPv4: a mask (all ones by default); IPv6: a prefix length (128).
-    let netmask = match get(svc::NETMASK) {
-        Some(p) => nlattr::get_u32(svc::NETMASK, p).map_err(attr_err)?,
+    let netmask = match get(RVS_SVC_ATTR_NETMASK) {
+        Some(p) => nlattr::get_u32(RVS_SVC_ATTR_NETMASK, p).map_err(attr_err)?,
         None if af == AddrFamily::Inet6 => 128,
         None => u32::MAX,
     };
     config::validate_netmask(af, netmask)?;
-    if let Some(pe) = get(svc::PE_NAME) {
+    if let Some(pe) = get(RVS_SVC_ATTR_PE_NAME) {
         if pe.first().copied().unwrap_or(0) != 0 {
             return Err(ConfigError::new(
                 ENOENT,
@@ -217,18 +219,21 @@ fn parse_params<'a>(
 /// only checked when `full` (IPVS does not check it on delete).
 pub fn parse_dest(nest: &[u8], svc: &ServiceKey, full: bool) -> Result<DestParams, ConfigError> {
     let svc_af = svc.af;
-    let mut t: [Option<&[u8]>; dest::MAX as usize + 1] = [None; dest::MAX as usize + 1];
+    let mut t: [Option<&[u8]>; RVS_DEST_ATTR_MAX as usize + 1] =
+        [None; RVS_DEST_ATTR_MAX as usize + 1];
     nlattr::parse_nested(nest, &mut t).map_err(attr_err)?;
     let get = |k: u16| t.get(usize::from(k)).copied().flatten();
 
-    let af = match get(dest::ADDR_FAMILY) {
-        Some(p) => config::validate_af(nlattr::get_u16(dest::ADDR_FAMILY, p).map_err(attr_err)?)?,
+    let af = match get(RVS_DEST_ATTR_ADDR_FAMILY) {
+        Some(p) => {
+            config::validate_af(nlattr::get_u16(RVS_DEST_ATTR_ADDR_FAMILY, p).map_err(attr_err)?)?
+        }
         None => svc_af,
     };
-    let addr = get(dest::ADDR).ok_or(missing(c"real server address missing"))?;
+    let addr = get(RVS_DEST_ATTR_ADDR).ok_or(missing(c"real server address missing"))?;
     let addr = config::parse_addr(af, addr)?;
-    let port = get(dest::PORT).ok_or(missing(c"real server port missing"))?;
-    let port = nlattr::get_be16(dest::PORT, port).map_err(attr_err)?;
+    let port = get(RVS_DEST_ATTR_PORT).ok_or(missing(c"real server port missing"))?;
+    let port = nlattr::get_be16(RVS_DEST_ATTR_PORT, port).map_err(attr_err)?;
     if !svc.is_fwmark() && svc.port != 0 {
         config::validate_port(port)?;
     }
@@ -245,31 +250,31 @@ pub fn parse_dest(nest: &[u8], svc: &ServiceKey, full: bool) -> Result<DestParam
     if !full {
         return Ok(d);
     }
-    let fwd = get(dest::FWD_METHOD).ok_or(missing(c"forwarding method missing"))?;
-    let fwd_raw = nlattr::get_u32(dest::FWD_METHOD, fwd).map_err(attr_err)?;
+    let fwd = get(RVS_DEST_ATTR_FWD_METHOD).ok_or(missing(c"forwarding method missing"))?;
+    let fwd_raw = nlattr::get_u32(RVS_DEST_ATTR_FWD_METHOD, fwd).map_err(attr_err)?;
     d.fwd = config::validate_fwd_method(fwd_raw)?;
     config::validate_dest_family(svc_af, af, fwd_raw)?;
     config::validate_dest_addr(af, &addr)?;
-    let weight = get(dest::WEIGHT).ok_or(missing(c"weight missing"))?;
-    d.weight = nlattr::get_u32(dest::WEIGHT, weight).map_err(attr_err)?;
+    let weight = get(RVS_DEST_ATTR_WEIGHT).ok_or(missing(c"weight missing"))?;
+    d.weight = nlattr::get_u32(RVS_DEST_ATTR_WEIGHT, weight).map_err(attr_err)?;
     config::validate_weight(d.weight)?;
-    if let Some(p) = get(dest::U_THRESH) {
-        d.u_thresh = nlattr::get_u32(dest::U_THRESH, p).map_err(attr_err)?;
+    if let Some(p) = get(RVS_DEST_ATTR_U_THRESH) {
+        d.u_thresh = nlattr::get_u32(RVS_DEST_ATTR_U_THRESH, p).map_err(attr_err)?;
     }
-    if let Some(p) = get(dest::L_THRESH) {
-        d.l_thresh = nlattr::get_u32(dest::L_THRESH, p).map_err(attr_err)?;
+    if let Some(p) = get(RVS_DEST_ATTR_L_THRESH) {
+        d.l_thresh = nlattr::get_u32(RVS_DEST_ATTR_L_THRESH, p).map_err(attr_err)?;
     }
     config::validate_thresholds(d.u_thresh, d.l_thresh)?;
-    let tun_type = match get(dest::TUN_TYPE) {
-        Some(p) => nlattr::get_u8(dest::TUN_TYPE, p).map_err(attr_err)?,
+    let tun_type = match get(RVS_DEST_ATTR_TUN_TYPE) {
+        Some(p) => nlattr::get_u8(RVS_DEST_ATTR_TUN_TYPE, p).map_err(attr_err)?,
         None => tunnel::TYPE_IPIP,
     };
-    let tun_port = match get(dest::TUN_PORT) {
-        Some(p) => nlattr::get_be16(dest::TUN_PORT, p).map_err(attr_err)?,
+    let tun_port = match get(RVS_DEST_ATTR_TUN_PORT) {
+        Some(p) => nlattr::get_be16(RVS_DEST_ATTR_TUN_PORT, p).map_err(attr_err)?,
         None => 0,
     };
-    let tun_flags = match get(dest::TUN_FLAGS) {
-        Some(p) => nlattr::get_u16(dest::TUN_FLAGS, p).map_err(attr_err)?,
+    let tun_flags = match get(RVS_DEST_ATTR_TUN_FLAGS) {
+        Some(p) => nlattr::get_u16(RVS_DEST_ATTR_TUN_FLAGS, p).map_err(attr_err)?,
         None => 0,
     };
     d.tunnel = Tunnel::from_uapi(tun_type, tun_port, tun_flags)?;
@@ -300,17 +305,17 @@ mod tests {
     }
 
     fn svc_nest(port: u16, sched: &[u8]) -> Vec<u8> {
-        let mut b = attr(svc::AF, &2u16.to_ne_bytes());
-        b.extend(attr(svc::PROTOCOL, &6u16.to_ne_bytes()));
-        b.extend(attr(svc::ADDR, &v4([10, 0, 0, 1])));
-        b.extend(attr(svc::PORT, &port.to_be_bytes()));
-        b.extend(attr(svc::SCHED_NAME, sched));
+        let mut b = attr(RVS_SVC_ATTR_AF, &2u16.to_ne_bytes());
+        b.extend(attr(RVS_SVC_ATTR_PROTOCOL, &6u16.to_ne_bytes()));
+        b.extend(attr(RVS_SVC_ATTR_ADDR, &v4([10, 0, 0, 1])));
+        b.extend(attr(RVS_SVC_ATTR_PORT, &port.to_be_bytes()));
+        b.extend(attr(RVS_SVC_ATTR_SCHED_NAME, sched));
         let mut flags = Vec::new();
         flags.extend_from_slice(&0u32.to_ne_bytes());
         flags.extend_from_slice(&u32::MAX.to_ne_bytes());
-        b.extend(attr(svc::FLAGS, &flags));
-        b.extend(attr(svc::TIMEOUT, &0u32.to_ne_bytes()));
-        b.extend(attr(svc::NETMASK, &u32::MAX.to_ne_bytes()));
+        b.extend(attr(RVS_SVC_ATTR_FLAGS, &flags));
+        b.extend(attr(RVS_SVC_ATTR_TIMEOUT, &0u32.to_ne_bytes()));
+        b.extend(attr(RVS_SVC_ATTR_NETMASK, &u32::MAX.to_ne_bytes()));
         b
     }
 
@@ -344,17 +349,17 @@ mod tests {
         assert_eq!((k.port, p.unwrap().flags), (0, SVC_F_PERSISTENT));
         let e = parse_service(&svc_nest(80, b"nosuch\0"), true).unwrap_err();
         assert_eq!((e.errno, e.msg), (ENOENT, c"unknown scheduler"));
-        let mut b = attr(svc::AF, &7u16.to_ne_bytes());
-        b.extend(attr(svc::PROTOCOL, &6u16.to_ne_bytes()));
+        let mut b = attr(RVS_SVC_ATTR_AF, &7u16.to_ne_bytes());
+        b.extend(attr(RVS_SVC_ATTR_PROTOCOL, &6u16.to_ne_bytes()));
         assert_eq!(
             parse_service(&b, false).unwrap_err().errno,
             config::EAFNOSUPPORT
         );
         // Identifying attributes only: missing scheduler is fine.
-        let mut b = attr(svc::AF, &2u16.to_ne_bytes());
-        b.extend(attr(svc::PROTOCOL, &17u16.to_ne_bytes()));
-        b.extend(attr(svc::ADDR, &[10, 0, 0, 1]));
-        b.extend(attr(svc::PORT, &53u16.to_be_bytes()));
+        let mut b = attr(RVS_SVC_ATTR_AF, &2u16.to_ne_bytes());
+        b.extend(attr(RVS_SVC_ATTR_PROTOCOL, &17u16.to_ne_bytes()));
+        b.extend(attr(RVS_SVC_ATTR_ADDR, &[10, 0, 0, 1]));
+        b.extend(attr(RVS_SVC_ATTR_PORT, &53u16.to_be_bytes()));
         let (k, p) = parse_service(&b, false).unwrap();
         assert_eq!((k.protocol, k.port, p), (17, 53, None));
         assert_eq!(
@@ -362,21 +367,21 @@ mod tests {
             c"scheduler name missing"
         );
         // Wrong length port.
-        let mut b = attr(svc::AF, &2u16.to_ne_bytes());
-        b.extend(attr(svc::PROTOCOL, &6u16.to_ne_bytes()));
-        b.extend(attr(svc::ADDR, &[10, 0, 0, 1]));
-        b.extend(attr(svc::PORT, &[0, 80, 0]));
+        let mut b = attr(RVS_SVC_ATTR_AF, &2u16.to_ne_bytes());
+        b.extend(attr(RVS_SVC_ATTR_PROTOCOL, &6u16.to_ne_bytes()));
+        b.extend(attr(RVS_SVC_ATTR_ADDR, &[10, 0, 0, 1]));
+        b.extend(attr(RVS_SVC_ATTR_PORT, &[0, 80, 0]));
         assert_eq!(parse_service(&b, false).unwrap_err().errno, EINVAL);
     }
 
     fn dest_nest(port: u16, fwd: u32, weight: u32) -> Vec<u8> {
-        let mut b = attr(dest::ADDR, &v4([10, 0, 1, 1]));
-        b.extend(attr(dest::PORT, &port.to_be_bytes()));
-        b.extend(attr(dest::FWD_METHOD, &fwd.to_ne_bytes()));
-        b.extend(attr(dest::WEIGHT, &weight.to_ne_bytes()));
-        b.extend(attr(dest::U_THRESH, &0u32.to_ne_bytes()));
-        b.extend(attr(dest::L_THRESH, &0u32.to_ne_bytes()));
-        b.extend(attr(dest::ADDR_FAMILY, &2u16.to_ne_bytes()));
+        let mut b = attr(RVS_DEST_ATTR_ADDR, &v4([10, 0, 1, 1]));
+        b.extend(attr(RVS_DEST_ATTR_PORT, &port.to_be_bytes()));
+        b.extend(attr(RVS_DEST_ATTR_FWD_METHOD, &fwd.to_ne_bytes()));
+        b.extend(attr(RVS_DEST_ATTR_WEIGHT, &weight.to_ne_bytes()));
+        b.extend(attr(RVS_DEST_ATTR_U_THRESH, &0u32.to_ne_bytes()));
+        b.extend(attr(RVS_DEST_ATTR_L_THRESH, &0u32.to_ne_bytes()));
+        b.extend(attr(RVS_DEST_ATTR_ADDR_FAMILY, &2u16.to_ne_bytes()));
         b
     }
 
@@ -399,34 +404,34 @@ mod tests {
 
     #[test]
     fn ipv6_service_and_dests() {
-        let mut b = attr(svc::AF, &10u16.to_ne_bytes());
-        b.extend(attr(svc::PROTOCOL, &17u16.to_ne_bytes()));
-        b.extend(attr(svc::ADDR, &v6(1)));
-        b.extend(attr(svc::PORT, &53u16.to_be_bytes()));
+        let mut b = attr(RVS_SVC_ATTR_AF, &10u16.to_ne_bytes());
+        b.extend(attr(RVS_SVC_ATTR_PROTOCOL, &17u16.to_ne_bytes()));
+        b.extend(attr(RVS_SVC_ATTR_ADDR, &v6(1)));
+        b.extend(attr(RVS_SVC_ATTR_PORT, &53u16.to_be_bytes()));
         let (k, _) = parse_service(&b, false).unwrap();
         assert_eq!((k.af, k.addr, k.port), (AddrFamily::Inet6, v6(1), 53));
         // Four bytes are not an IPv6 address.
-        let mut short = attr(svc::AF, &10u16.to_ne_bytes());
-        short.extend(attr(svc::PROTOCOL, &6u16.to_ne_bytes()));
-        short.extend(attr(svc::ADDR, &[10, 0, 0, 1]));
-        short.extend(attr(svc::PORT, &80u16.to_be_bytes()));
+        let mut short = attr(RVS_SVC_ATTR_AF, &10u16.to_ne_bytes());
+        short.extend(attr(RVS_SVC_ATTR_PROTOCOL, &6u16.to_ne_bytes()));
+        short.extend(attr(RVS_SVC_ATTR_ADDR, &[10, 0, 0, 1]));
+        short.extend(attr(RVS_SVC_ATTR_PORT, &80u16.to_be_bytes()));
         assert_eq!(parse_service(&short, false).unwrap_err().errno, EINVAL);
         // Netmask: a prefix length, 128 by default.
         let mut full = b.clone();
-        full.extend(attr(svc::SCHED_NAME, b"rr\0"));
+        full.extend(attr(RVS_SVC_ATTR_SCHED_NAME, b"rr\0"));
         let (_, p) = parse_service(&full, true).unwrap();
         assert_eq!(p.unwrap().netmask, 128);
         let mut bad = full.clone();
-        bad.extend(attr(svc::NETMASK, &129u32.to_ne_bytes()));
+        bad.extend(attr(RVS_SVC_ATTR_NETMASK, &129u32.to_ne_bytes()));
         let e = parse_service(&bad, true).unwrap_err();
         assert_eq!(e.msg, c"IPv6 netmask must be a prefix length 1..128");
 
         let dest6 = |addr: [u8; 16], fwd: u32| {
-            let mut d = attr(dest::ADDR, &addr);
-            d.extend(attr(dest::PORT, &53u16.to_be_bytes()));
-            d.extend(attr(dest::FWD_METHOD, &fwd.to_ne_bytes()));
-            d.extend(attr(dest::WEIGHT, &1u32.to_ne_bytes()));
-            d.extend(attr(dest::ADDR_FAMILY, &10u16.to_ne_bytes()));
+            let mut d = attr(RVS_DEST_ATTR_ADDR, &addr);
+            d.extend(attr(RVS_DEST_ATTR_PORT, &53u16.to_be_bytes()));
+            d.extend(attr(RVS_DEST_ATTR_FWD_METHOD, &fwd.to_ne_bytes()));
+            d.extend(attr(RVS_DEST_ATTR_WEIGHT, &1u32.to_ne_bytes()));
+            d.extend(attr(RVS_DEST_ATTR_ADDR_FAMILY, &10u16.to_ne_bytes()));
             d
         };
         let d = parse_dest(&dest6(v6(10), 0), &key(AddrFamily::Inet6, 0), true).unwrap();
@@ -438,8 +443,8 @@ mod tests {
         // GUE and GRE carry both families, under both outer families.
         for svc_af in [AddrFamily::Inet, AddrFamily::Inet6] {
             let mut gue = dest6(v6(10), 2);
-            gue.extend(attr(dest::TUN_TYPE, &[tunnel::TYPE_GUE]));
-            gue.extend(attr(dest::TUN_PORT, &6080u16.to_be_bytes()));
+            gue.extend(attr(RVS_DEST_ATTR_TUN_TYPE, &[tunnel::TYPE_GUE]));
+            gue.extend(attr(RVS_DEST_ATTR_TUN_PORT, &6080u16.to_be_bytes()));
             let d = parse_dest(&gue, &key(svc_af, 0), true).unwrap();
             assert_eq!(
                 d.tunnel,
@@ -450,7 +455,7 @@ mod tests {
                 }
             );
             let mut gre = dest6(v6(10), 2);
-            gre.extend(attr(dest::TUN_TYPE, &[tunnel::TYPE_GRE]));
+            gre.extend(attr(RVS_DEST_ATTR_TUN_TYPE, &[tunnel::TYPE_GRE]));
             let d = parse_dest(&gre, &key(svc_af, 0), true).unwrap();
             assert_eq!(d.tunnel, Tunnel::Gre { csum: false });
         }
@@ -512,13 +517,13 @@ mod tests {
     }
 
     fn fwm_nest(mark: u32, flags: u32) -> Vec<u8> {
-        let mut b = attr(svc::AF, &2u16.to_ne_bytes());
-        b.extend(attr(svc::FWMARK, &mark.to_ne_bytes()));
-        b.extend(attr(svc::SCHED_NAME, b"rr\0"));
+        let mut b = attr(RVS_SVC_ATTR_AF, &2u16.to_ne_bytes());
+        b.extend(attr(RVS_SVC_ATTR_FWMARK, &mark.to_ne_bytes()));
+        b.extend(attr(RVS_SVC_ATTR_SCHED_NAME, b"rr\0"));
         let mut f = Vec::new();
         f.extend_from_slice(&flags.to_ne_bytes());
         f.extend_from_slice(&u32::MAX.to_ne_bytes());
-        b.extend(attr(svc::FLAGS, &f));
+        b.extend(attr(RVS_SVC_ATTR_FLAGS, &f));
         b
     }
 
@@ -538,23 +543,23 @@ mod tests {
         assert!(k.is_fwmark());
         assert_eq!(p.unwrap().flags, SVC_F_ONEPACKET);
         // Only AF and mark identify it.
-        let mut b = attr(svc::AF, &2u16.to_ne_bytes());
-        b.extend(attr(svc::FWMARK, &7u32.to_ne_bytes()));
+        let mut b = attr(RVS_SVC_ATTR_AF, &2u16.to_ne_bytes());
+        b.extend(attr(RVS_SVC_ATTR_FWMARK, &7u32.to_ne_bytes()));
         assert_eq!(parse_service(&b, false).unwrap(), (k, None));
         // Address attributes next to a mark are ignored, as in IPVS.
         let mut b = svc_nest(80, b"rr\0");
-        b.extend(attr(svc::FWMARK, &7u32.to_ne_bytes()));
+        b.extend(attr(RVS_SVC_ATTR_FWMARK, &7u32.to_ne_bytes()));
         assert_eq!(parse_service(&b, false).unwrap().0, k);
         // Mark 0 is no mark: the address attributes count.
         let mut b = svc_nest(80, b"rr\0");
-        b.extend(attr(svc::FWMARK, &0u32.to_ne_bytes()));
+        b.extend(attr(RVS_SVC_ATTR_FWMARK, &0u32.to_ne_bytes()));
         assert_eq!(parse_service(&b, false).unwrap().0.fwmark, 0);
         // A wrongly sized mark.
-        let mut b = attr(svc::AF, &2u16.to_ne_bytes());
-        b.extend(attr(svc::FWMARK, &[7, 0]));
+        let mut b = attr(RVS_SVC_ATTR_AF, &2u16.to_ne_bytes());
+        b.extend(attr(RVS_SVC_ATTR_FWMARK, &[7, 0]));
         assert_eq!(parse_service(&b, false).unwrap_err().errno, EINVAL);
         // Neither mark nor address.
-        let b = attr(svc::AF, &2u16.to_ne_bytes());
+        let b = attr(RVS_SVC_ATTR_AF, &2u16.to_ne_bytes());
         assert_eq!(
             parse_service(&b, false).unwrap_err().msg,
             c"service protocol missing"
@@ -563,15 +568,15 @@ mod tests {
 
     #[test]
     fn one_packet_only_for_udp() {
-        let mut b = attr(svc::AF, &2u16.to_ne_bytes());
-        b.extend(attr(svc::PROTOCOL, &6u16.to_ne_bytes()));
-        b.extend(attr(svc::ADDR, &v4([10, 0, 0, 1])));
-        b.extend(attr(svc::PORT, &80u16.to_be_bytes()));
-        b.extend(attr(svc::SCHED_NAME, b"rr\0"));
+        let mut b = attr(RVS_SVC_ATTR_AF, &2u16.to_ne_bytes());
+        b.extend(attr(RVS_SVC_ATTR_PROTOCOL, &6u16.to_ne_bytes()));
+        b.extend(attr(RVS_SVC_ATTR_ADDR, &v4([10, 0, 0, 1])));
+        b.extend(attr(RVS_SVC_ATTR_PORT, &80u16.to_be_bytes()));
+        b.extend(attr(RVS_SVC_ATTR_SCHED_NAME, b"rr\0"));
         let mut f = Vec::new();
         f.extend_from_slice(&SVC_F_ONEPACKET.to_ne_bytes());
         f.extend_from_slice(&u32::MAX.to_ne_bytes());
-        b.extend(attr(svc::FLAGS, &f));
+        b.extend(attr(RVS_SVC_ATTR_FLAGS, &f));
         let e = parse_service(&b, true).unwrap_err();
         assert_eq!(
             (e.errno, e.msg),

@@ -15,15 +15,15 @@
 use super::config::{ConfigError, EINVAL};
 
 /// `IP_VS_CONN_F_TUNNEL_TYPE_IPIP`.
-pub const TYPE_IPIP: u8 = 0;
+pub const TYPE_IPIP: u8 = super::uapi::RVS_TUN_TYPE_IPIP;
 /// `IP_VS_CONN_F_TUNNEL_TYPE_GUE`.
-pub const TYPE_GUE: u8 = 1;
+pub const TYPE_GUE: u8 = super::uapi::RVS_TUN_TYPE_GUE;
 /// `IP_VS_CONN_F_TUNNEL_TYPE_GRE`.
-pub const TYPE_GRE: u8 = 2;
+pub const TYPE_GRE: u8 = super::uapi::RVS_TUN_TYPE_GRE;
 /// `IP_VS_TUNNEL_ENCAP_FLAG_CSUM`: checksum the tunnel (UDP or GRE).
-pub const FLAG_CSUM: u16 = 1 << 0;
+pub const FLAG_CSUM: u16 = super::uapi::RVS_TUN_F_CSUM;
 /// `IP_VS_TUNNEL_ENCAP_FLAG_REMCSUM`: GUE remote checksum offload.
-pub const FLAG_REMCSUM: u16 = 1 << 1;
+pub const FLAG_REMCSUM: u16 = super::uapi::RVS_TUN_F_REMCSUM;
 
 /// `IPPROTO_UDP`, the outer protocol of GUE.
 pub const IPPROTO_UDP: u8 = 17;

@@ -8,7 +8,7 @@
  * adds is numbered after IPVS's last value.
  *
  * The module's bindings are generated from this file; rvsadm's constants are
- * checked against it by a host test (rvsadm/tests/uapi.rs).
+ * checked against it by a host test (rvs/core/tests/uapi.rs).
  */
 #ifndef _UAPI_RVS_H
 #define _UAPI_RVS_H

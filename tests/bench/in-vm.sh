@@ -28,7 +28,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 RVS_ROOT=${RVS_ROOT:-$(cd "$here/../.." && pwd)}
-CONNRATE=${RVS_BENCH_CONNRATE:-$here/connrate/target/release/connrate}
+CONNRATE=${RVS_BENCH_CONNRATE:-$here/../../target/release/connrate}
 
 if [ "${RVS_BENCH_QUICK:-0}" = 1 ]; then
   : "${RVS_BENCH_ROUNDS:=1}" "${RVS_BENCH_SECS:=1}" "${RVS_BENCH_SVCS:=1}"
@@ -404,7 +404,7 @@ fi
 
 # ---------------------------------------------------------------------------
 # Driver.
-[ -x "$CONNRATE" ] || { echo "in-vm.sh: $CONNRATE missing (cargo build --release in tests/bench/connrate)" >&2; exit 1; }
+[ -x "$CONNRATE" ] || { echo "in-vm.sh: $CONNRATE missing (cargo build --release -p connrate)" >&2; exit 1; }
 command -v ipvsadm >/dev/null || { echo "in-vm.sh: ipvsadm not installed" >&2; exit 1; }
 command -v iperf3 >/dev/null || { echo "in-vm.sh: iperf3 not installed" >&2; exit 1; }
 

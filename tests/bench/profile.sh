@@ -11,7 +11,7 @@
 # symbols have names.
 . "$(dirname "$0")/../lib.sh"
 eng=${1:-rvs} secs=${2:-5} scen=${3:-nat-tcp-1}
-CONNRATE=$RVS_ROOT/tests/bench/connrate/target/release/connrate
+CONNRATE=$RVS_ROOT/target/release/connrate
 command -v perf >/dev/null || skip "perf not installed"
 grep -q '^rvs ' /proc/modules && rmmod rvs
 grep -q '^ip_vs ' /proc/modules && modprobe -r ip_vs_rr ip_vs

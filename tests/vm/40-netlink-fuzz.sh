@@ -16,8 +16,8 @@ adm_init rr
 # allows tests 1800 s).
 fuzz_secs=${RVS_FUZZ_SECONDS:-$(( ${RVS_TEST_TIMEOUT:-600} - 180 ))}
 rvs_only
-fuzz=$RVS_ROOT/tests/fuzz/target/release/rvs-nlfuzz
-[ -x "$fuzz" ] || fail "$fuzz is missing: build it on the host first (cd tests/fuzz && cargo build --release; tests/run-all does)"
+fuzz=$RVS_ROOT/target/release/rvs-nlfuzz
+[ -x "$fuzz" ] || fail "$fuzz is missing: build it on the host first (cargo build --release -p rvs-nlfuzz; tests/run-all does)"
 
 topo_nat fz 2
 serve_name_bg "${RS[1]}" tcp 80 rs1

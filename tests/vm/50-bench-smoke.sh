@@ -6,8 +6,8 @@
 . "$(dirname "$0")/../lib.sh"
 
 bench=$RVS_ROOT/tests/bench/in-vm.sh
-connrate=$RVS_ROOT/tests/bench/connrate/target/release/connrate
-[ -x "$connrate" ] || fail "connrate not built (cd tests/bench/connrate && cargo build --release)"
+connrate=$RVS_ROOT/target/release/connrate
+[ -x "$connrate" ] || fail "connrate not built cargo build --release -p connrate"
 command -v ipvsadm >/dev/null || fail "ipvsadm not installed"
 command -v iperf3 >/dev/null || fail "iperf3 not installed"
 modinfo ip_vs >/dev/null 2>&1 || fail "no ip_vs module"

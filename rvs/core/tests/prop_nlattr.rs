@@ -41,7 +41,7 @@ use rvs_core::nlattr::{self, AttrError, AttrIter, NLA_HDRLEN, NLA_TYPE_MASK};
 use rvs_core::sched::SchedKind;
 use rvs_core::svcattr::{self, ServiceKey};
 use rvs_core::tunnel::Tunnel;
-use rvs_core::uapi::{dest, svc};
+use rvs_core::uapi::*;
 
 /// One attribute: header (host order), payload, padding to 4 unless
 /// `pad` is false.
@@ -271,23 +271,26 @@ fn svc_attrs(s: &Svc) -> Vec<(u16, Vec<u8>)> {
         4
     };
     let mut a = vec![
-        (svc::AF, afv.to_ne_bytes().to_vec()),
-        (svc::PROTOCOL, u16::from(s.proto).to_ne_bytes().to_vec()),
-        (svc::ADDR, s.addr[..alen].to_vec()),
-        (svc::PORT, s.port.to_be_bytes().to_vec()),
-        (svc::TIMEOUT, s.timeout.to_ne_bytes().to_vec()),
+        (RVS_SVC_ATTR_AF, afv.to_ne_bytes().to_vec()),
+        (
+            RVS_SVC_ATTR_PROTOCOL,
+            u16::from(s.proto).to_ne_bytes().to_vec(),
+        ),
+        (RVS_SVC_ATTR_ADDR, s.addr[..alen].to_vec()),
+        (RVS_SVC_ATTR_PORT, s.port.to_be_bytes().to_vec()),
+        (RVS_SVC_ATTR_TIMEOUT, s.timeout.to_ne_bytes().to_vec()),
     ];
     let mut name = s.sched.name().as_bytes().to_vec();
     name.push(0);
-    a.push((svc::SCHED_NAME, name));
+    a.push((RVS_SVC_ATTR_SCHED_NAME, name));
     let mut f = s.flags.to_ne_bytes().to_vec();
     f.extend_from_slice(&s.mask.to_ne_bytes());
-    a.push((svc::FLAGS, f));
+    a.push((RVS_SVC_ATTR_FLAGS, f));
     if s.fwmark != 0 {
-        a.push((svc::FWMARK, s.fwmark.to_ne_bytes().to_vec()));
+        a.push((RVS_SVC_ATTR_FWMARK, s.fwmark.to_ne_bytes().to_vec()));
     }
     if let Some(m) = s.netmask {
-        a.push((svc::NETMASK, m.to_ne_bytes().to_vec()));
+        a.push((RVS_SVC_ATTR_NETMASK, m.to_ne_bytes().to_vec()));
     }
     a
 }
@@ -350,19 +353,22 @@ fn dst_attrs(d: &Dst, svc_af: AddrFamily) -> Vec<(u16, Vec<u8>)> {
     let alen = if af == AddrFamily::Inet6 { 16 } else { 4 };
     let (tt, tp, tf) = d.tunnel.to_uapi();
     let mut a = vec![
-        (dest::ADDR, d.addr[..alen].to_vec()),
-        (dest::PORT, d.port.to_be_bytes().to_vec()),
-        (dest::FWD_METHOD, d.fwd.to_uapi().to_ne_bytes().to_vec()),
-        (dest::WEIGHT, d.weight.to_ne_bytes().to_vec()),
-        (dest::U_THRESH, d.u.to_ne_bytes().to_vec()),
-        (dest::L_THRESH, d.l.to_ne_bytes().to_vec()),
-        (dest::TUN_TYPE, vec![tt]),
-        (dest::TUN_PORT, tp.to_be_bytes().to_vec()),
-        (dest::TUN_FLAGS, tf.to_ne_bytes().to_vec()),
+        (RVS_DEST_ATTR_ADDR, d.addr[..alen].to_vec()),
+        (RVS_DEST_ATTR_PORT, d.port.to_be_bytes().to_vec()),
+        (
+            RVS_DEST_ATTR_FWD_METHOD,
+            d.fwd.to_uapi().to_ne_bytes().to_vec(),
+        ),
+        (RVS_DEST_ATTR_WEIGHT, d.weight.to_ne_bytes().to_vec()),
+        (RVS_DEST_ATTR_U_THRESH, d.u.to_ne_bytes().to_vec()),
+        (RVS_DEST_ATTR_L_THRESH, d.l.to_ne_bytes().to_vec()),
+        (RVS_DEST_ATTR_TUN_TYPE, vec![tt]),
+        (RVS_DEST_ATTR_TUN_PORT, tp.to_be_bytes().to_vec()),
+        (RVS_DEST_ATTR_TUN_FLAGS, tf.to_ne_bytes().to_vec()),
     ];
     if let Some(af) = d.af {
         let v: u16 = if af == AddrFamily::Inet6 { 10 } else { 2 };
-        a.push((dest::ADDR_FAMILY, v.to_ne_bytes().to_vec()));
+        a.push((RVS_DEST_ATTR_ADDR_FAMILY, v.to_ne_bytes().to_vec()));
     }
     a
 }

@@ -64,7 +64,7 @@ pub fn walk_attrs<'a>(
 }
 
 fn check_errno(e: i32) -> Result<i32, String> {
-    if e > 0 || e < -MAX_ERRNO {
+    if !(-MAX_ERRNO..=0).contains(&e) {
         return Err(format!("errno {e} outside 0..=-{MAX_ERRNO}"));
     }
     Ok(-e)
@@ -94,10 +94,8 @@ fn check_ext_ack(tlvs: &[u8], orig_len: usize) -> Result<(), String> {
                     ));
                 }
             }
-            5 | 6 => {
-                if p.len() != 4 {
-                    return Err(format!("extack attribute {kind} not a u32"));
-                }
+            5 | 6 if p.len() != 4 => {
+                return Err(format!("extack attribute {kind} not a u32"));
             }
             4 => walk_attrs(p, |_, _| Ok(()))?,
             _ => {}
@@ -113,9 +111,9 @@ fn check_reply(p: &[u8]) -> Result<u8, String> {
     let cmd = p[0];
     let attrs = &p[GENL_HDRLEN..];
     match cmd {
-        cmd::NEW_SERVICE | cmd::NEW_DEST => walk_attrs(attrs, |kind, inner| {
+        RVS_CMD_NEW_SERVICE | RVS_CMD_NEW_DEST => walk_attrs(attrs, |kind, inner| {
             let t = kind & NLA_TYPE_MASK;
-            if (t == attr::SERVICE || t == attr::DEST) && kind & NLA_F_NESTED != 0 {
+            if (t == RVS_CMD_ATTR_SERVICE || t == RVS_CMD_ATTR_DEST) && kind & NLA_F_NESTED != 0 {
                 walk_attrs(inner, |_, _| Ok(()))
             } else {
                 Err(format!("unexpected attribute {kind:#x} in a {cmd} reply"))
@@ -123,10 +121,10 @@ fn check_reply(p: &[u8]) -> Result<u8, String> {
         })?,
         // GET_CONFIG answers with SET_CONFIG, as IPVS does: three u32
         // timeouts, then rvs's settings (u32 each, numbered from 8 on).
-        cmd::SET_CONFIG => walk_attrs(attrs, |kind, v| {
+        RVS_CMD_SET_CONFIG => walk_attrs(attrs, |kind, v| {
             let t = kind & NLA_TYPE_MASK;
-            let known = (attr::TIMEOUT_TCP..=attr::TIMEOUT_UDP).contains(&t)
-                || t >= attr::EXPIRE_NODEST_CONN;
+            let known = (RVS_CMD_ATTR_TIMEOUT_TCP..=RVS_CMD_ATTR_TIMEOUT_UDP).contains(&t)
+                || (RVS_CMD_ATTR_EXPIRE_NODEST_CONN..=RVS_CMD_ATTR_MAX).contains(&t);
             if !known || v.len() != 4 {
                 return Err(format!(
                     "bad attribute {kind:#x} ({} bytes) in a config reply",
@@ -135,8 +133,8 @@ fn check_reply(p: &[u8]) -> Result<u8, String> {
             }
             Ok(())
         })?,
-        cmd::GET_CONN => walk_attrs(attrs, |kind, inner| {
-            if kind & NLA_TYPE_MASK == attr::CONN && kind & NLA_F_NESTED != 0 {
+        RVS_CMD_GET_CONN => walk_attrs(attrs, |kind, inner| {
+            if kind & NLA_TYPE_MASK == RVS_CMD_ATTR_CONN && kind & NLA_F_NESTED != 0 {
                 walk_attrs(inner, |_, _| Ok(()))
             } else {
                 Err(format!(
@@ -146,7 +144,7 @@ fn check_reply(p: &[u8]) -> Result<u8, String> {
         })?,
         // Version and table size (u32), entry count (u32), then the table's
         // memory, refused and evicted counters (u64) and their pad.
-        cmd::GET_INFO => walk_attrs(attrs, |kind, v| {
+        RVS_CMD_GET_INFO => walk_attrs(attrs, |kind, v| {
             let want = match kind & NLA_TYPE_MASK {
                 1..=3 => 4,
                 4..=6 => 8,
@@ -314,8 +312,8 @@ mod tests {
 
     #[test]
     fn parses_replies_and_done() {
-        let mut p = vec![cmd::NEW_SERVICE, 1, 0, 0];
-        Attr::nest(attr::SERVICE, vec![Attr::u16(svc::AF, 2)]).encode(&mut p);
+        let mut p = vec![RVS_CMD_NEW_SERVICE, 1, 0, 0];
+        Attr::nest(RVS_CMD_ATTR_SERVICE, vec![Attr::u16(RVS_SVC_ATTR_AF, 2)]).encode(&mut p);
         let mut d = nlmsg(0x20, NLM_F_MULTI, 9, &p);
         d.extend(nlmsg(NLMSG_DONE, NLM_F_MULTI, 9, &0i32.to_ne_bytes()));
         for o in [12, 16 + p.len() + 12] {

@@ -273,7 +273,7 @@ impl Fuzzer {
                 self.family,
                 NLM_F_REQUEST | NLM_F_ACK,
                 seq,
-                &GenlMsg::new(cmd::GET_INFO, vec![]).payload(),
+                &GenlMsg::new(RVS_CMD_GET_INFO, vec![]).payload(),
             );
             self.st.control += 1;
             self.sock.send(&m).map_err(Fail::Sock)?;
@@ -303,7 +303,7 @@ impl Fuzzer {
 
     /// Flush, then a known set of services (enough for multi-part dumps).
     fn flush_and_populate(&mut self) -> Result<(), Fail> {
-        if let Some(e) = self.control(GenlMsg::new(cmd::FLUSH, vec![]))? {
+        if let Some(e) = self.control(GenlMsg::new(RVS_CMD_FLUSH, vec![]))? {
             if e != 0 {
                 return Err(Fail::Malformed(format!("FLUSH failed with errno {e}")));
             }
@@ -311,41 +311,41 @@ impl Fuzzer {
         for h in 1..=40u8 {
             let key = |full: bool| {
                 let mut v = vec![
-                    Attr::u16(svc::AF, 2),
-                    Attr::u16(svc::PROTOCOL, 6),
+                    Attr::u16(RVS_SVC_ATTR_AF, 2),
+                    Attr::u16(RVS_SVC_ATTR_PROTOCOL, 6),
                     Attr::raw(
-                        svc::ADDR,
+                        RVS_SVC_ATTR_ADDR,
                         &[10, 0, 202, h, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
                     ),
-                    Attr::be16(svc::PORT, 80),
+                    Attr::be16(RVS_SVC_ATTR_PORT, 80),
                 ];
                 if full {
-                    v.push(Attr::raw(svc::SCHED_NAME, b"rr\0"));
-                    v.push(Attr::raw(svc::FLAGS, &[0; 8]));
-                    v.push(Attr::u32(svc::TIMEOUT, 0));
-                    v.push(Attr::u32(svc::NETMASK, 0xffff_ffff));
+                    v.push(Attr::raw(RVS_SVC_ATTR_SCHED_NAME, b"rr\0"));
+                    v.push(Attr::raw(RVS_SVC_ATTR_FLAGS, &[0; 8]));
+                    v.push(Attr::u32(RVS_SVC_ATTR_TIMEOUT, 0));
+                    v.push(Attr::u32(RVS_SVC_ATTR_NETMASK, 0xffff_ffff));
                 }
-                Attr::nest(attr::SERVICE, v)
+                Attr::nest(RVS_CMD_ATTR_SERVICE, v)
             };
-            self.control(GenlMsg::new(cmd::NEW_SERVICE, vec![key(true)]))?;
+            self.control(GenlMsg::new(RVS_CMD_NEW_SERVICE, vec![key(true)]))?;
             if h <= 10 {
                 for d in 1..=2u8 {
                     let dest = Attr::nest(
-                        attr::DEST,
+                        RVS_CMD_ATTR_DEST,
                         vec![
                             Attr::raw(
-                                dest::ADDR,
+                                RVS_DEST_ATTR_ADDR,
                                 &[10, 0, 203, d, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
                             ),
-                            Attr::be16(dest::PORT, 80),
-                            Attr::u32(dest::FWD_METHOD, 0),
-                            Attr::u32(dest::WEIGHT, 1),
-                            Attr::u32(dest::U_THRESH, 0),
-                            Attr::u32(dest::L_THRESH, 0),
-                            Attr::u16(dest::ADDR_FAMILY, 2),
+                            Attr::be16(RVS_DEST_ATTR_PORT, 80),
+                            Attr::u32(RVS_DEST_ATTR_FWD_METHOD, 0),
+                            Attr::u32(RVS_DEST_ATTR_WEIGHT, 1),
+                            Attr::u32(RVS_DEST_ATTR_U_THRESH, 0),
+                            Attr::u32(RVS_DEST_ATTR_L_THRESH, 0),
+                            Attr::u16(RVS_DEST_ATTR_ADDR_FAMILY, 2),
                         ],
                     );
-                    self.control(GenlMsg::new(cmd::NEW_DEST, vec![key(false), dest]))?;
+                    self.control(GenlMsg::new(RVS_CMD_NEW_DEST, vec![key(false), dest]))?;
                 }
             }
         }
@@ -438,20 +438,20 @@ impl Fuzzer {
             80..=89 => {
                 kind = "dump";
                 let dc = if self.rng.chance(3, 4) {
-                    self.rng.pick(&[cmd::GET_SERVICE, cmd::GET_DEST])
+                    self.rng.pick(&[RVS_CMD_GET_SERVICE, RVS_CMD_GET_DEST])
                 } else {
                     c
                 };
                 let mut g = valid(&mut self.rng, dc);
-                if dc == cmd::GET_DEST && self.rng.chance(1, 2) {
+                if dc == RVS_CMD_GET_DEST && self.rng.chance(1, 2) {
                     // A populated service with real servers.
                     g.attrs = vec![Attr::nest(
-                        attr::SERVICE,
+                        RVS_CMD_ATTR_SERVICE,
                         vec![
-                            Attr::u16(svc::AF, 2),
-                            Attr::u16(svc::PROTOCOL, 6),
+                            Attr::u16(RVS_SVC_ATTR_AF, 2),
+                            Attr::u16(RVS_SVC_ATTR_PROTOCOL, 6),
                             Attr::raw(
-                                svc::ADDR,
+                                RVS_SVC_ATTR_ADDR,
                                 &[
                                     10,
                                     0,
@@ -471,7 +471,7 @@ impl Fuzzer {
                                     0,
                                 ],
                             ),
-                            Attr::be16(svc::PORT, 80),
+                            Attr::be16(RVS_SVC_ATTR_PORT, 80),
                         ],
                     )];
                 }
@@ -527,7 +527,7 @@ impl Fuzzer {
         let s = NlSock::open(self.o.timeout, self.rng.chance(1, 2)).map_err(Fail::Sock)?;
         let dc = self
             .rng
-            .pick(&[cmd::GET_SERVICE, cmd::GET_SERVICE, cmd::GET_DEST]);
+            .pick(&[RVS_CMD_GET_SERVICE, RVS_CMD_GET_SERVICE, RVS_CMD_GET_DEST]);
         let g = valid(&mut self.rng, dc);
         let m = nlmsg(
             self.family,
@@ -559,7 +559,7 @@ impl Fuzzer {
             }
             _ => {
                 let seq2 = self.next_seq();
-                let g2 = valid(&mut self.rng, cmd::GET_SERVICE);
+                let g2 = valid(&mut self.rng, RVS_CMD_GET_SERVICE);
                 let m2 = nlmsg(
                     self.family,
                     NLM_F_REQUEST | NLM_F_ACK | NLM_F_DUMP,
@@ -703,7 +703,7 @@ fn main() {
     }
     // Leave nothing behind.
     if result.is_ok() {
-        result = f.control(GenlMsg::new(cmd::FLUSH, vec![])).map(|_| ());
+        result = f.control(GenlMsg::new(RVS_CMD_FLUSH, vec![])).map(|_| ());
     }
     f.summary(start.elapsed());
     if let Err(e) = result {

@@ -32,77 +32,9 @@ pub const CTRL_CMD_GETFAMILY: u8 = 3;
 pub const CTRL_ATTR_FAMILY_ID: u16 = 1;
 pub const CTRL_ATTR_FAMILY_NAME: u16 = 2;
 
-/// RVS commands (rvs/uapi/rvs.h).
-pub mod cmd {
-    pub const NEW_SERVICE: u8 = 1;
-    pub const SET_SERVICE: u8 = 2;
-    pub const DEL_SERVICE: u8 = 3;
-    pub const GET_SERVICE: u8 = 4;
-    pub const NEW_DEST: u8 = 5;
-    pub const SET_DEST: u8 = 6;
-    pub const DEL_DEST: u8 = 7;
-    pub const GET_DEST: u8 = 8;
-    pub const NEW_DAEMON: u8 = 9;
-    pub const DEL_DAEMON: u8 = 10;
-    pub const GET_DAEMON: u8 = 11;
-    pub const SET_CONFIG: u8 = 12;
-    pub const GET_CONFIG: u8 = 13;
-    pub const SET_INFO: u8 = 14;
-    pub const GET_INFO: u8 = 15;
-    pub const ZERO: u8 = 16;
-    pub const FLUSH: u8 = 17;
-    /// rvs addition: dump of the connection table.
-    pub const GET_CONN: u8 = 18;
-}
-
-/// Top-level attributes.
-pub mod attr {
-    pub const SERVICE: u16 = 1;
-    pub const DEST: u16 = 2;
-    pub const DAEMON: u16 = 3;
-    pub const TIMEOUT_TCP: u16 = 4;
-    pub const TIMEOUT_TCP_FIN: u16 = 5;
-    pub const TIMEOUT_UDP: u16 = 6;
-    /// rvs addition: a connection (GET_CONN replies).
-    pub const CONN: u16 = 7;
-    /// rvs additions: runtime settings, u32 each, from here on.
-    pub const EXPIRE_NODEST_CONN: u16 = 8;
-    pub const EXPIRE_QUIESCENT_TEMPLATE: u16 = 9;
-    pub const MAX: u16 = 9;
-}
-
-/// Attributes nested in SERVICE.
-pub mod svc {
-    pub const AF: u16 = 1;
-    pub const PROTOCOL: u16 = 2;
-    pub const ADDR: u16 = 3;
-    pub const PORT: u16 = 4;
-    pub const FWMARK: u16 = 5;
-    pub const SCHED_NAME: u16 = 6;
-    pub const FLAGS: u16 = 7;
-    pub const TIMEOUT: u16 = 8;
-    pub const NETMASK: u16 = 9;
-    pub const STATS: u16 = 10;
-    pub const PE_NAME: u16 = 11;
-    pub const STATS64: u16 = 12;
-    pub const MAX: u16 = 12;
-}
-
-/// Attributes nested in DEST.
-pub mod dest {
-    pub const ADDR: u16 = 1;
-    pub const PORT: u16 = 2;
-    pub const FWD_METHOD: u16 = 3;
-    pub const WEIGHT: u16 = 4;
-    pub const U_THRESH: u16 = 5;
-    pub const L_THRESH: u16 = 6;
-    pub const ACTIVE_CONNS: u16 = 7;
-    pub const ADDR_FAMILY: u16 = 11;
-    pub const TUN_TYPE: u16 = 13;
-    pub const TUN_PORT: u16 = 14;
-    pub const TUN_FLAGS: u16 = 15;
-    pub const MAX: u16 = 15;
-}
+// The RVS protocol numbers: rvs-core's mirror of rvs/uapi/rvs.h, the one
+// Rust copy (checked against the header by rvs/core/tests/uapi.rs).
+pub use rvs_core::uapi::*;
 
 /// Largest netlink message the fuzzer sends (header included).
 pub const MAX_MSG: usize = 65536 + NLMSG_HDRLEN + GENL_HDRLEN;
@@ -250,9 +182,9 @@ pub fn service(r: &mut Rng, full: bool) -> Attr {
     } else {
         2
     };
-    v.push(Attr::u16(svc::AF, af));
+    v.push(Attr::u16(RVS_SVC_ATTR_AF, af));
     v.push(Attr::u16(
-        svc::PROTOCOL,
+        RVS_SVC_ATTR_PROTOCOL,
         if r.chance(1, 12) {
             r.below(256) as u16
         } else {
@@ -268,9 +200,9 @@ pub fn service(r: &mut Rng, full: bool) -> Attr {
     } else {
         addr16([10, 0, 200, host])
     };
-    v.push(Attr::raw(svc::ADDR, &addr));
+    v.push(Attr::raw(RVS_SVC_ATTR_ADDR, &addr));
     v.push(Attr::be16(
-        svc::PORT,
+        RVS_SVC_ATTR_PORT,
         if r.chance(1, 10) {
             r.next_u64() as u16
         } else {
@@ -278,25 +210,28 @@ pub fn service(r: &mut Rng, full: bool) -> Attr {
         },
     ));
     if r.chance(1, 20) {
-        v.push(Attr::u32(svc::FWMARK, r.interesting_u32()));
+        v.push(Attr::u32(RVS_SVC_ATTR_FWMARK, r.interesting_u32()));
     }
     if full {
         let mut s = r.pick(SCHEDS).as_bytes().to_vec();
         s.push(0);
-        v.push(Attr::raw(svc::SCHED_NAME, &s));
+        v.push(Attr::raw(RVS_SVC_ATTR_SCHED_NAME, &s));
         let mut fl = r
             .pick(&[0u32, 1, 2, 4, 7, 0xffff_ffff])
             .to_ne_bytes()
             .to_vec();
         fl.extend_from_slice(&r.pick(&[0u32, 0xffff_ffff, 1]).to_ne_bytes());
-        v.push(Attr::raw(svc::FLAGS, &fl));
-        v.push(Attr::u32(svc::TIMEOUT, r.pick(&[0, 300, 0xffff_ffff])));
+        v.push(Attr::raw(RVS_SVC_ATTR_FLAGS, &fl));
         v.push(Attr::u32(
-            svc::NETMASK,
+            RVS_SVC_ATTR_TIMEOUT,
+            r.pick(&[0, 300, 0xffff_ffff]),
+        ));
+        v.push(Attr::u32(
+            RVS_SVC_ATTR_NETMASK,
             r.pick(&[0xffff_ffff, 0, 0x00ff_ffff]),
         ));
         if r.chance(1, 10) {
-            v.push(Attr::raw(svc::PE_NAME, b"sip\0"));
+            v.push(Attr::raw(RVS_SVC_ATTR_PE_NAME, b"sip\0"));
         }
     }
     if r.chance(1, 4) {
@@ -304,18 +239,21 @@ pub fn service(r: &mut Rng, full: bool) -> Attr {
         let k = r.below(v.len() as u64) as usize;
         v.rotate_left(k);
     }
-    Attr::nest(attr::SERVICE, v)
+    Attr::nest(RVS_CMD_ATTR_SERVICE, v)
 }
 
 /// A destination nest; `full` adds the add/edit fields.
 pub fn destination(r: &mut Rng, full: bool) -> Attr {
     let mut v = vec![
-        Attr::raw(dest::ADDR, &addr16([10, 0, 201, 1 + r.below(16) as u8])),
-        Attr::be16(dest::PORT, r.pick(PORTS)),
+        Attr::raw(
+            RVS_DEST_ATTR_ADDR,
+            &addr16([10, 0, 201, 1 + r.below(16) as u8]),
+        ),
+        Attr::be16(RVS_DEST_ATTR_PORT, r.pick(PORTS)),
     ];
     if full {
         v.push(Attr::u32(
-            dest::FWD_METHOD,
+            RVS_DEST_ATTR_FWD_METHOD,
             if r.chance(1, 8) {
                 r.interesting_u32()
             } else {
@@ -323,19 +261,22 @@ pub fn destination(r: &mut Rng, full: bool) -> Attr {
             },
         ));
         v.push(Attr::u32(
-            dest::WEIGHT,
+            RVS_DEST_ATTR_WEIGHT,
             if r.chance(1, 6) {
                 r.interesting_u32()
             } else {
                 r.below(10) as u32
             },
         ));
-        v.push(Attr::u32(dest::U_THRESH, r.pick(&[0, 5, 100, 0xffff_ffff])));
-        v.push(Attr::u32(dest::L_THRESH, r.pick(&[0, 1, 9, 200])));
+        v.push(Attr::u32(
+            RVS_DEST_ATTR_U_THRESH,
+            r.pick(&[0, 5, 100, 0xffff_ffff]),
+        ));
+        v.push(Attr::u32(RVS_DEST_ATTR_L_THRESH, r.pick(&[0, 1, 9, 200])));
     }
     if r.chance(3, 4) {
         v.push(Attr::u16(
-            dest::ADDR_FAMILY,
+            RVS_DEST_ATTR_ADDR_FAMILY,
             if r.chance(1, 10) {
                 r.pick(&[10u16, 0, 99])
             } else {
@@ -344,10 +285,10 @@ pub fn destination(r: &mut Rng, full: bool) -> Attr {
         ));
     }
     if r.chance(1, 10) {
-        v.push(Attr::raw(dest::TUN_TYPE, &[r.below(4) as u8]));
-        v.push(Attr::be16(dest::TUN_PORT, 6080));
+        v.push(Attr::raw(RVS_DEST_ATTR_TUN_TYPE, &[r.below(4) as u8]));
+        v.push(Attr::be16(RVS_DEST_ATTR_TUN_PORT, 6080));
     }
-    Attr::nest(attr::DEST, v)
+    Attr::nest(RVS_CMD_ATTR_DEST, v)
 }
 
 /// Random attributes (types 0..=max+2, random small payloads).
@@ -361,31 +302,50 @@ pub fn random_attrs(r: &mut Rng, max: u16) -> Vec<Attr> {
         .collect()
 }
 
+/// One runtime setting from the module's own table (rvs-core's
+/// `settings::SETTINGS`, so a new setting is fuzzed as soon as it exists):
+/// mostly a value in its range (its bounds, its default), sometimes one
+/// just outside it or a wild one.
+pub fn setting(r: &mut Rng) -> Attr {
+    let spec =
+        &rvs_core::settings::SETTINGS[r.below(rvs_core::settings::SETTINGS.len() as u64) as usize];
+    let v = match r.below(8) {
+        0 => spec.min,
+        1 => spec.max,
+        2 => spec.default,
+        3 => spec.max.saturating_add(1),
+        4 => spec.min.wrapping_sub(1),
+        5 => r.interesting_u32(),
+        _ => spec.min + r.below(u64::from(spec.max - spec.min) + 1) as u32,
+    };
+    Attr::u32(spec.attr, v)
+}
+
 /// A well-formed request for command `c` (what a correct client sends;
 /// the kernel may still refuse it, e.g. a duplicate or a missing entry).
 pub fn valid(r: &mut Rng, c: u8) -> GenlMsg {
     let attrs = match c {
-        cmd::NEW_SERVICE | cmd::SET_SERVICE => vec![service(r, true)],
-        cmd::DEL_SERVICE | cmd::GET_SERVICE => vec![service(r, false)],
-        cmd::NEW_DEST | cmd::SET_DEST => vec![service(r, false), destination(r, true)],
-        cmd::DEL_DEST => vec![service(r, false), destination(r, false)],
-        cmd::GET_DEST => vec![service(r, false)],
-        cmd::NEW_DAEMON | cmd::DEL_DAEMON => vec![Attr::nest(attr::DAEMON, random_attrs(r, 8))],
-        cmd::SET_CONFIG => vec![
-            Attr::u32(attr::TIMEOUT_TCP, r.pick(&[0, 900, 0xffff_ffff])),
-            Attr::u32(attr::TIMEOUT_TCP_FIN, r.pick(&[0, 120])),
-            Attr::u32(attr::TIMEOUT_UDP, r.pick(&[0, 300])),
-            Attr::u32(
-                r.pick(&[attr::EXPIRE_NODEST_CONN, attr::EXPIRE_QUIESCENT_TEMPLATE]),
-                r.pick(&[0, 1, 2, 0xffff_ffff]),
-            ),
+        RVS_CMD_NEW_SERVICE | RVS_CMD_SET_SERVICE => vec![service(r, true)],
+        RVS_CMD_DEL_SERVICE | RVS_CMD_GET_SERVICE => vec![service(r, false)],
+        RVS_CMD_NEW_DEST | RVS_CMD_SET_DEST => vec![service(r, false), destination(r, true)],
+        RVS_CMD_DEL_DEST => vec![service(r, false), destination(r, false)],
+        RVS_CMD_GET_DEST => vec![service(r, false)],
+        RVS_CMD_NEW_DAEMON | RVS_CMD_DEL_DAEMON => {
+            vec![Attr::nest(RVS_CMD_ATTR_DAEMON, random_attrs(r, 8))]
+        }
+        RVS_CMD_SET_CONFIG => vec![
+            Attr::u32(RVS_CMD_ATTR_TIMEOUT_TCP, r.pick(&[0, 900, 0xffff_ffff])),
+            Attr::u32(RVS_CMD_ATTR_TIMEOUT_TCP_FIN, r.pick(&[0, 120])),
+            Attr::u32(RVS_CMD_ATTR_TIMEOUT_UDP, r.pick(&[0, 300])),
+            setting(r),
         ],
-        cmd::ZERO if r.chance(1, 2) => vec![service(r, false)],
-        cmd::GET_DAEMON | cmd::GET_CONFIG | cmd::GET_INFO | cmd::ZERO | cmd::FLUSH => vec![],
-        _ => random_attrs(r, attr::MAX),
+        RVS_CMD_ZERO if r.chance(1, 2) => vec![service(r, false)],
+        RVS_CMD_GET_DAEMON | RVS_CMD_GET_CONFIG | RVS_CMD_GET_INFO | RVS_CMD_ZERO
+        | RVS_CMD_FLUSH => vec![],
+        _ => random_attrs(r, RVS_CMD_ATTR_MAX),
     };
     let mut m = GenlMsg::new(c, attrs);
-    m.dump = c == cmd::GET_DEST || (c == cmd::GET_SERVICE && r.chance(1, 2));
+    m.dump = c == RVS_CMD_GET_DEST || (c == RVS_CMD_GET_SERVICE && r.chance(1, 2));
     m
 }
 
@@ -408,14 +368,17 @@ mod tests {
     #[test]
     fn nests_carry_the_flag_and_children() {
         let n = Attr::nest(
-            attr::SERVICE,
-            vec![Attr::u16(svc::AF, 2), Attr::be16(svc::PORT, 80)],
+            RVS_CMD_ATTR_SERVICE,
+            vec![
+                Attr::u16(RVS_SVC_ATTR_AF, 2),
+                Attr::be16(RVS_SVC_ATTR_PORT, 80),
+            ],
         );
-        let b = encode_attrs(&[n.clone()]);
+        let b = encode_attrs(std::slice::from_ref(&n));
         assert_eq!(b.len(), n.size());
         assert_eq!(
             u16::from_ne_bytes([b[2], b[3]]),
-            attr::SERVICE | NLA_F_NESTED
+            RVS_CMD_ATTR_SERVICE | NLA_F_NESTED
         );
         assert_eq!(u16::from_ne_bytes([b[0], b[1]]) as usize, 4 + 8 + 8);
         assert_eq!(&b[16..18], &[0, 80]); // port in network order
@@ -438,14 +401,32 @@ mod tests {
                 let p = m.payload();
                 assert_eq!(p[0], c);
                 assert!(p.len() < 1024, "cmd {c}: {} bytes", p.len());
-                if c == cmd::NEW_SERVICE {
-                    assert_eq!(m.attrs[0].kind, attr::SERVICE | NLA_F_NESTED);
+                if c == RVS_CMD_NEW_SERVICE {
+                    assert_eq!(m.attrs[0].kind, RVS_CMD_ATTR_SERVICE | NLA_F_NESTED);
                 }
-                if c == cmd::GET_DEST {
+                if c == RVS_CMD_GET_DEST {
                     assert!(m.dump);
                 }
             }
         }
+    }
+
+    #[test]
+    fn settings_cover_every_setting_with_valid_values() {
+        let mut r = Rng::new(7);
+        let mut valid_seen = std::collections::BTreeSet::new();
+        for _ in 0..2000 {
+            let a = setting(&mut r);
+            let spec = rvs_core::settings::by_attr(a.kind).expect("a setting's attribute");
+            let Body::Raw(b) = &a.body else {
+                panic!("nest")
+            };
+            let v = u32::from_ne_bytes(b[..].try_into().unwrap());
+            if (spec.min..=spec.max).contains(&v) {
+                valid_seen.insert(a.kind);
+            }
+        }
+        assert_eq!(valid_seen.len(), rvs_core::settings::SETTINGS.len());
     }
 
     #[test]

@@ -58,7 +58,7 @@ pub fn mutate_tree(r: &mut Rng, attrs: &mut Vec<Attr>, op: usize) -> bool {
     paths(attrs, &mut Vec::new(), &mut all);
     if all.is_empty() {
         // Nothing to mutate: add a random attribute instead.
-        attrs.extend(random_attrs(r, attr::MAX));
+        attrs.extend(random_attrs(r, RVS_CMD_ATTR_MAX));
         return !attrs.is_empty();
     }
     let path = all[r.below(all.len() as u64) as usize].clone();
@@ -77,7 +77,7 @@ pub fn mutate_tree(r: &mut Rng, attrs: &mut Vec<Attr>, op: usize) -> bool {
         1 => {
             list.remove(*last);
         }
-        2 => a.kind = (a.kind & !NLA_TYPE_MASK) | r.below(u64::from(svc::MAX) + 4) as u16,
+        2 => a.kind = (a.kind & !NLA_TYPE_MASK) | r.below(u64::from(RVS_SVC_ATTR_MAX) + 4) as u16,
         3 => a.kind ^= NLA_F_NESTED,
         4 => a.kind ^= NLA_F_NET_BYTEORDER,
         5 => {
@@ -136,7 +136,7 @@ pub fn mutate_tree(r: &mut Rng, attrs: &mut Vec<Attr>, op: usize) -> bool {
             // Address family / address length disagreement.
             let af = r.pick(&[0u16, 1, 2, 10, 0xffff]);
             match &mut a.body {
-                Body::Nest(c) => c.push(Attr::u16(svc::AF, af)),
+                Body::Nest(c) => c.push(Attr::u16(RVS_SVC_ATTR_AF, af)),
                 Body::Raw(b) => {
                     let n = r.pick(&[0usize, 3, 4, 5, 15, 16, 17, 32]);
                     *b = r.bytes(n);
@@ -293,7 +293,7 @@ mod tests {
 
     #[test]
     fn tree_mutators_are_deterministic_and_bounded() {
-        for op in 0..TREE_OPS.len() {
+        for (op, _) in TREE_OPS.iter().enumerate() {
             let (mut r1, mut r2) = (Rng::new(op as u64), Rng::new(op as u64));
             let (mut a, mut b) = (sample(&mut r1), sample(&mut r2));
             for _ in 0..20 {
@@ -324,16 +324,16 @@ mod tests {
     #[test]
     fn flip_nested_flag_toggles() {
         let mut r = Rng::new(3);
-        let mut a = vec![Attr::u32(attr::TIMEOUT_TCP, 1)];
+        let mut a = vec![Attr::u32(RVS_CMD_ATTR_TIMEOUT_TCP, 1)];
         assert!(mutate_tree(&mut r, &mut a, 3));
-        assert_eq!(a[0].kind, attr::TIMEOUT_TCP | NLA_F_NESTED);
+        assert_eq!(a[0].kind, RVS_CMD_ATTR_TIMEOUT_TCP | NLA_F_NESTED);
     }
 
     #[test]
     fn offsets_find_nested_headers() {
         let mut r = Rng::new(5);
         let m = GenlMsg::new(
-            cmd::NEW_DEST,
+            RVS_CMD_NEW_DEST,
             vec![service(&mut r, false), destination(&mut r, true)],
         );
         let p = m.payload();

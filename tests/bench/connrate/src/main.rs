@@ -33,7 +33,11 @@ struct Opts {
 }
 
 fn parse_opts(args: &[String]) -> Opts {
-    let mut o = Opts { conc: 8, secs: 5.0, len: 18 };
+    let mut o = Opts {
+        conc: 8,
+        secs: 5.0,
+        len: 18,
+    };
     let mut i = 0;
     while i < args.len() {
         let v = args.get(i + 1).unwrap_or_else(|| usage());
@@ -146,7 +150,12 @@ fn udp_flood(target: SocketAddr, o: &Opts) {
     }
     let el = start.elapsed().as_secs_f64();
     let n = sent.load(Ordering::Relaxed);
-    println!("RESULT sent={} secs={:.3} sent_pps={:.1}", n, el, n as f64 / el);
+    println!(
+        "RESULT sent={} secs={:.3} sent_pps={:.1}",
+        n,
+        el,
+        n as f64 / el
+    );
 }
 
 /// Counts datagrams; stops SECS after the first one (or after 2 s of
@@ -162,17 +171,15 @@ fn udp_sink(port: u16, o: &Opts) {
     let mut first: Option<Instant> = None;
     let mut last = Instant::now();
     let begin = Instant::now();
-    s.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
     loop {
-        match s.recv(&mut buf) {
-            Ok(_) => {
-                last = Instant::now();
-                if first.is_none() {
-                    first = Some(last);
-                }
-                n += 1;
+        if s.recv(&mut buf).is_ok() {
+            last = Instant::now();
+            if first.is_none() {
+                first = Some(last);
             }
-            Err(_) => {}
+            n += 1;
         }
         let now = Instant::now();
         match first {
@@ -182,7 +189,9 @@ fn udp_sink(port: u16, o: &Opts) {
             _ => {}
         }
     }
-    let el = first.map(|f| last.duration_since(f).as_secs_f64()).unwrap_or(0.0);
+    let el = first
+        .map(|f| last.duration_since(f).as_secs_f64())
+        .unwrap_or(0.0);
     let pps = if el > 0.0 { n as f64 / el } else { 0.0 };
     println!("RESULT received={} secs={:.3} recv_pps={:.1}", n, el, pps);
 }

@@ -35,8 +35,6 @@ pub mod rvs_core {
     pub mod expiry;
     pub mod hash;
     pub mod icmp;
-    pub mod lblc;
-    pub mod mh;
     pub mod nlattr;
     pub mod packet;
     pub mod proto;

@@ -235,7 +235,7 @@ struct SchedUpdate {
 fn new_lblc_table() -> Result<KVBox<LblcTable>> {
     let b = KVBox::<LblcTable>::new_uninit(GFP_KERNEL_ACCOUNT | __GFP_ZERO)?;
     // SAFETY: the allocation is zero-filled, and an all-zero `LblcTable`
-    // is a valid empty table (documented in rvs_core::lblc).
+    // is a valid empty table (documented in rvs_core::sched::lblc).
     let mut t = unsafe { b.assume_init() };
     let mut key = [0u8; 16];
     // SAFETY: `key` is a valid 16-byte buffer.
@@ -256,7 +256,7 @@ fn now_secs() -> u64 {
 fn new_mh_table() -> Result<KVBox<MhTable>> {
     let b = KVBox::<MhTable>::new_uninit(GFP_KERNEL_ACCOUNT | __GFP_ZERO)?;
     // SAFETY: the allocation is zero-filled, and an all-zero `MhTable` is a
-    // valid empty table (documented in rvs_core::mh).
+    // valid empty table (documented in rvs_core::sched::mh).
     Ok(unsafe { b.assume_init() })
 }
 

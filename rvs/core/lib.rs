@@ -33,8 +33,6 @@ pub mod estimator;
 pub mod expiry;
 pub mod hash;
 pub mod icmp;
-pub mod lblc;
-pub mod mh;
 pub mod nlattr;
 pub mod packet;
 pub mod proto;

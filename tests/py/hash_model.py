@@ -2,7 +2,7 @@
 """The sh and dh (source and destination hashing) schedulers' choices,
 computed in userspace.
 
-A model of IPVS's ip_vs_sh.c and ip_vs_dh.c (and so of rvs/core/sched.rs's
+A model of IPVS's ip_vs_sh.c and ip_vs_dh.c (and so of rvs/core/sched/hashing.rs's
 sh and dh): 256 buckets filled in list order (newest server first). sh
 gives each server as many consecutive buckets as its weight and sends a
 client to bucket hash_32(port + address, 8), port 0 unless the service has

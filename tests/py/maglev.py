@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """The mh (Maglev) scheduler's table, computed in userspace.
 
-A model of rvs/core/mh.rs, which reproduces IPVS's ip_vs_mh.c on a 64-bit
+A model of rvs/core/sched/mh.rs, which reproduces IPVS's ip_vs_mh.c on a 64-bit
 kernel: a VM test can then say which real server each client must reach
 (and the same test run against IPVS checks the model). Only what the tests
 need: IPv4, every server available, no mh-fallback.

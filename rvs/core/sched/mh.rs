@@ -46,7 +46,7 @@
 
 #![forbid(unsafe_code)]
 
-use super::sched::{addr_fold, DestView, Dests, Flow, SchedFlags};
+use super::{addr_fold, DestView, Dests, Flow, SchedFlags};
 
 /// Number of slots of the mh lookup table: a prime, IPVS's default (4093).
 pub const MH_TABLE_SIZE: usize = 4093;
@@ -370,8 +370,11 @@ impl MhTable {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_util::{client, mh_setup, named, server, state};
+    use super::super::SchedKind;
     use super::*;
     use std::boxed::Box;
+    use std::vec;
     use std::vec::Vec;
 
     #[test]
@@ -421,5 +424,167 @@ mod tests {
             .lookup
             .iter()
             .all(|&e| e != 0 && usize::from(e) <= MH_TABLE_SIZE));
+    }
+
+    #[test]
+    fn mh_shares_follow_weights() {
+        let dests = [server(1, 1), server(2, 2), server(3, 3), server(4, 4)];
+        let (mut s, t) = mh_setup(&dests, false, false);
+        let m = MH_TABLE_SIZE as f64;
+        for (i, d) in dests.iter().enumerate() {
+            let share = t.share(i) as f64 / m;
+            let want = f64::from(d.weight) / 10.0;
+            assert!((share - want).abs() < 0.02, "dest {i}: {share} vs {want}");
+        }
+        assert_eq!((0..4).map(|i| t.share(i)).sum::<usize>(), MH_TABLE_SIZE);
+        // Large weights are scaled (IPVS's rshift) but stay proportional.
+        let big = [server(1, 10000), server(2, 30000), server(3, 65535)];
+        let (_, t2) = mh_setup(&big, false, false);
+        let total: u32 = big.iter().map(|d| d.weight).sum();
+        for (i, d) in big.iter().enumerate() {
+            let share = t2.share(i) as f64 / m;
+            let want = f64::from(d.weight) / f64::from(total);
+            assert!((share - want).abs() < 0.03, "dest {i}: {share} vs {want}");
+        }
+        // Clients follow the table and stick.
+        let mut count = [0u32; 4];
+        for n in 0..20000 {
+            let f = client(n, 5);
+            let i = s.schedule_flow_with(&dests, &f, Some(&t)).unwrap();
+            assert_eq!(
+                s.schedule_flow_with(&dests, &client(n, 6), Some(&t)),
+                Some(i)
+            );
+            count[i] += 1;
+        }
+        for (i, c) in count.iter().enumerate() {
+            let want = 2000.0 * (i + 1) as f64;
+            assert!((f64::from(*c) - want).abs() < want * 0.1, "{count:?}");
+        }
+        // Without the table mh finds nothing.
+        assert_eq!(s.schedule_flow(&dests, &client(1, 1)), None);
+    }
+
+    #[test]
+    fn mh_minimal_disruption() {
+        let mut dests: Vec<DestView> = (1..=10).map(|i| server(i, 1)).collect();
+        let (mut s, t) = mh_setup(&dests, false, false);
+        let key_at = |t: &MhTable, d: &[DestView], slot: usize| {
+            let e = usize::from(t.lookup[slot]);
+            d[e - 1].hash_key
+        };
+        let old: Vec<u32> = (0..MH_TABLE_SIZE).map(|c| key_at(&t, &dests, c)).collect();
+        let gone = dests.remove(3);
+        let mut t2 = Box::new(MhTable::EMPTY);
+        s.dests_changed_with(&dests, Some(&mut t2));
+        let mut moved = 0;
+        for (c, &k) in old.iter().enumerate() {
+            let now = key_at(&t2, &dests, c);
+            if k == gone.hash_key {
+                assert_ne!(now, k);
+            } else if now != k {
+                moved += 1;
+            }
+        }
+        // Only the removed server's ~10% must move; others barely do.
+        assert!(moved < MH_TABLE_SIZE / 25, "moved {moved}");
+        // Adding it back restores the original table exactly.
+        dests.insert(3, gone);
+        s.dests_changed_with(&dests, Some(&mut t2));
+        assert_eq!(t2.lookup, t.lookup);
+    }
+
+    /// The table names servers, not list positions: looked up with a list
+    /// other than the one it was built from (a server added at the head,
+    /// as the kernel lists them, or one deleted), every flow still reaches
+    /// the server the table gave it, and a deleted server's flows find it
+    /// gone (none, or another server with mh-fallback) instead of landing
+    /// on a neighbour or past the end of the list.
+    #[test]
+    fn mh_table_and_list_of_different_versions() {
+        let old: Vec<DestView> = (1..=4).map(|i| named(i, 1)).collect();
+        let (mut plain, t) = mh_setup(&old, false, false);
+        let mut fb = state(SchedKind::Mh, true, false);
+        let mut added = vec![named(9, 1)];
+        added.extend_from_slice(&old);
+        let deleted: Vec<DestView> = old.iter().copied().filter(|d| d.id != 3).collect();
+        let id = |d: &[DestView], i: Option<usize>| i.map(|i| d[i].id);
+        let mut to_deleted = 0;
+        for n in 0..3000 {
+            let f = client(n, 0);
+            let want = id(&old, plain.schedule_flow_with(&old, &f, Some(&t)));
+            assert!(want.is_some());
+            let got = id(&added, plain.schedule_flow_with(&added, &f, Some(&t)));
+            assert_eq!(got, want, "client {n}, list with a server added");
+            let got = id(&deleted, plain.schedule_flow_with(&deleted, &f, Some(&t)));
+            let moved = id(&deleted, fb.schedule_flow_with(&deleted, &f, Some(&t)));
+            if want == Some(3) {
+                to_deleted += 1;
+                assert_eq!(got, None, "client {n} of the deleted server");
+                assert!(moved.is_some() && moved != Some(3), "client {n}: {moved:?}");
+            } else {
+                assert_eq!(got, want, "client {n}, list with a server deleted");
+                assert_eq!(moved, want, "client {n}, fallback");
+            }
+        }
+        assert!(to_deleted > 300, "{to_deleted}");
+    }
+
+    #[test]
+    fn mh_quiesce_and_fallback() {
+        let mut dests = [server(1, 2), server(2, 2), server(3, 2)];
+        let (mut plain, mut t) = mh_setup(&dests, false, false);
+        let mut fb = state(SchedKind::Mh, true, false);
+        let before: Vec<usize> = (0..3000)
+            .map(|n| {
+                plain
+                    .schedule_flow_with(&dests, &client(n, 0), Some(&t))
+                    .unwrap()
+            })
+            .collect();
+        let table = t.lookup;
+        // Quiesce dest 0: last_weight keeps its slots.
+        dests[0].weight = 0;
+        assert!(plain.dests_changed_with(&dests, Some(&mut t)));
+        assert_eq!(t.lookup, table);
+        let mut moved_to = [0u32; 3];
+        for (n, &was) in before.iter().enumerate() {
+            let f = client(n as u32, 0);
+            let p = plain.schedule_flow_with(&dests, &f, Some(&t));
+            let q = fb.schedule_flow_with(&dests, &f, Some(&t));
+            if was == 0 {
+                assert_eq!(p, None);
+                let q = q.unwrap();
+                assert_ne!(q, 0);
+                moved_to[q] += 1;
+            } else {
+                assert_eq!((p, q), (Some(was), Some(was)));
+            }
+        }
+        // Its clients spread over both others.
+        assert!(moved_to[1] > 100 && moved_to[2] > 100, "{moved_to:?}");
+        // Without last_weight the server leaves the table.
+        dests[0].last_weight = 0;
+        plain.dests_changed_with(&dests, Some(&mut t));
+        assert_eq!(t.share(0), 0);
+        // All unavailable: None, also with fallback.
+        dests[1].overloaded = true;
+        dests[2].overloaded = true;
+        assert_eq!(fb.schedule_flow_with(&dests, &client(1, 0), Some(&t)), None);
+    }
+
+    #[test]
+    fn mh_port_flag() {
+        let dests = [server(1, 1), server(2, 1), server(3, 1)];
+        let (mut s, t) = mh_setup(&dests, false, false);
+        let (mut sp, _) = mh_setup(&dests, false, true);
+        let first = s.schedule_flow_with(&dests, &client(42, 1), Some(&t));
+        let mut seen = [0u32; 3];
+        for port in 1..300 {
+            let f = client(42, port);
+            assert_eq!(s.schedule_flow_with(&dests, &f, Some(&t)), first);
+            seen[sp.schedule_flow_with(&dests, &f, Some(&t)).unwrap()] += 1;
+        }
+        assert!(seen.iter().all(|&c| c > 50), "{seen:?}");
     }
 }

@@ -43,8 +43,8 @@
 
 #![forbid(unsafe_code)]
 
-use super::hash::{SipHasher24, SipKey};
-use super::sched::{weighted_least_conn, DestView, Dests, Flow, SchedKind};
+use super::super::hash::{SipHasher24, SipKey};
+use super::{weighted_least_conn, DestView, Dests, Flow, SchedKind};
 
 /// Entries in a table.
 pub const LBLC_SLOTS: usize = 1024;

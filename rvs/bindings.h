@@ -5,6 +5,9 @@
  * items rvs uses. Static inline functions and macros are reached through
  * rvs/helpers.h instead.
  */
+#ifndef RVS_BINDINGS_H
+#define RVS_BINDINGS_H
+
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/random.h>
@@ -24,7 +27,8 @@
 #include <net/dst_cache.h>
 #include <linux/netdevice.h>
 #include <linux/notifier.h>
-#include <linux/skbuff.h>
 
 #include "uapi/rvs.h"
 #include "helpers.h"
+
+#endif /* RVS_BINDINGS_H */

@@ -20,8 +20,6 @@ struct net *rvs_netdev_event_net(void *info);
 void rvs_rcu_read_lock(void);
 void rvs_rcu_read_unlock(void);
 
-#endif /* RVS_HELPERS_H */
-
 /* generic netlink */
 struct sk_buff;
 struct genl_info;
@@ -142,3 +140,5 @@ bool rvs_dst6_is_local(const struct dst_entry *dst);
 struct dst_entry *rvs_rt_dst(struct rtable *rt);
 int rvs_dst_cache_init(struct dst_cache *cache);
 void rvs_dst_cache_reset(struct dst_cache *cache);
+
+#endif /* RVS_HELPERS_H */

@@ -206,6 +206,21 @@ wait_listen() {
 # (CONFIG_SYN_COOKIES is off), so a spoofed SYN flood larger than the
 # backlog makes the real server drop every new SYN until its half-open
 # requests time out: flood tests raise it (and net.core.somaxconn).
+# serve_held NS PORT NAME: a TCP server (tests/py/held.py) that answers NAME
+# and keeps each connection open until the client ends it, so the
+# director sees it active for as long as the test holds it.
+serve_held() {
+  ip netns exec "$1" python3 "$RVS_ROOT/tests/py/held.py" serve "$2" "$3" </dev/null >/dev/null 2>&1 &
+  bg_track $!
+}
+
+# nft_counter NS FAMILY TABLE NAME [packets|bytes]: the value of a named
+# nftables counter (packets unless told).
+nft_counter() {
+  ip netns exec "$1" nft list counter "$2" "$3" "$4" |
+    awk -v k="${5:-packets}" '{for (i = 1; i < NF; i++) if ($i == k) {print $(i + 1); exit}}'
+}
+
 serve_name() { serve_name_bg "$@"; wait_listen "$1" "$2" "$3"; }
 serve_name_bg() {
   local ns=$1 proto=$2 port=$3 name=$4

@@ -9,6 +9,9 @@
                                an active connection), prints the names, one
                                per connection ("REFUSED" when the director
                                turned one away), then resets them all
+  held.py hold ADDR PORT N     the same, but keeps them open after printing
+                               the names, until its stdin ends or it is
+                               killed (load that later connections see)
 
 lc, wlc, sed, nq and ovf choose by the number of active connections; with
 every earlier connection held, each choice is exact and a model
@@ -41,7 +44,7 @@ def serve(port, name):
         threading.Thread(target=hold, args=(c,), daemon=True).start()
 
 
-def connect(addr, port, n):
+def connect(addr, port, n, hold=False):
     socks, names = [], []
     for _ in range(n):
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -62,7 +65,9 @@ def connect(addr, port, n):
         except OSError as e:
             names.append("ERR:" + type(e).__name__)
             s.close()
-    print(" ".join(names))
+    print(" ".join(names), flush=True)
+    if hold:
+        sys.stdin.read()
     for s in socks:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         s.close()
@@ -72,4 +77,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "serve":
         serve(int(sys.argv[2]), sys.argv[3])
     else:
-        connect(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+        connect(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[1] == "hold")

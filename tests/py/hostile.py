@@ -13,6 +13,8 @@ import socket
 import struct
 import sys
 
+from inet import csum
+
 iface, dst_mac, src_ip, vip = sys.argv[1:5]
 tport, uport, flood_n = int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
 label = sys.argv[8]
@@ -23,15 +25,6 @@ s.bind((iface, 0))
 src_mac = bytes.fromhex(open("/sys/class/net/%s/address" % iface).read().strip().replace(":", ""))
 eth = bytes.fromhex(dst_mac.replace(":", "")) + src_mac + b"\x08\x00"
 NO_SERVICE_PORT = 9999
-
-
-def csum(data):
-    if len(data) % 2:
-        data += b"\0"
-    t = sum(struct.unpack("!%dH" % (len(data) // 2), data))
-    while t >> 16:
-        t = (t & 0xFFFF) + (t >> 16)
-    return ~t & 0xFFFF
 
 
 def ip(payload, proto=6, src=None, dst=None, ihl=5, tot=None, frag=0, ttl=64, opts=b"",

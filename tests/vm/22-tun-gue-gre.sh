@@ -37,7 +37,7 @@ table ip wire {
   }
 }
 NFT
-wire() { ip netns exec "$rs" nft list counter ip wire "$1" | awk '/packets/ {print $2}'; }
+wire() { nft_counter "$rs" ip wire "$1"; }
 # The path MTU the client learnt toward the VIP from the director's own
 # "fragmentation needed": the link's 1500 less the encapsulation.
 client_mtu() { ip -n "$CL" route get $VIP | grep -o 'mtu [0-9]*' | cut -d' ' -f2; }

@@ -53,7 +53,7 @@ table ip wire {
   chain in { type filter hook input priority 0; ip saddr $VIP tcp sport 80 counter name from_vip; }
 }
 NFT
-wire() { ip netns exec "$CL" nft list counter ip wire "$1" | awk -v k="$2" '{for (i = 1; i < NF; i++) if ($i == k) print $(i + 1)}'; }
+wire() { nft_counter "$CL" ip wire "$1" "$2"; }
 adm_ok "$LB" -Z
 got=$(lb_names "$CL" tcp $VIP 80 6 | count_names)
 assert_eq "$got" "rs1:3 rs2:3" "TCP rr over 6 connections"

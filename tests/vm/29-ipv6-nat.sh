@@ -131,18 +131,17 @@ expect_balance "$CL" tcp $VIP 80 2 "rs1:1 rs2:1" "IPv6 NAT next to IPv4"
 # real server (as 46-conntrack checks for IPv4).
 ip netns exec "$LB" nft -f - <<NFT || fail "nft rules (conntrack)"
 table ip6 ct6 {
+  counter ct_untracked {}
+  counter ct_tracked {}
   chain out {
     type filter hook postrouting priority 300; policy accept;
-    oifname "br0" ip6 daddr 2001:db8:1::/64 tcp dport 8080 ct state untracked counter
-    oifname "br0" ip6 daddr 2001:db8:1::/64 tcp dport 8080 ct reply ip6 saddr 2001:db8:1::/64 counter
+    oifname "br0" ip6 daddr 2001:db8:1::/64 tcp dport 8080 ct state untracked counter name ct_untracked
+    oifname "br0" ip6 daddr 2001:db8:1::/64 tcp dport 8080 ct reply ip6 saddr 2001:db8:1::/64 counter name ct_tracked
   }
 }
 NFT
 # ct6_counts: "UNTRACKED TRACKED" packets so far.
-ct6_counts() {
-  ip netns exec "$LB" nft list chain ip6 ct6 out |
-    awk '/counter packets/ {for (i = 1; i < NF; i++) if ($i == "packets") c[/untracked/ ? 0 : 1] = $(i + 1)} END {print c[0] + 0, c[1] + 0}'
-}
+ct6_counts() { echo "$(nft_counter "$LB" ip6 ct6 ct_untracked) $(nft_counter "$LB" ip6 ct6 ct_tracked)"; }
 expect_balance "$CL" tcp $VIP 80 2 "rs1:1 rs2:1" "IPv6 NAT, conntrack=0"
 read -r u0 t0 < <(ct6_counts)
 [ "$u0" -gt 0 ] && [ "$t0" = 0 ] || fail "IPv6 NAT with conntrack=0: $u0 untracked, $t0 tracked (want some, 0)"

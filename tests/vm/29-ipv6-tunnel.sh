@@ -133,7 +133,7 @@ table inet wire {
   }
 }
 NFT
-wire() { ip netns exec "$DRS" nft list counter inet wire "$1" | awk '/packets/ {print $2}'; }
+wire() { nft_counter "$DRS" inet wire "$1"; }
 ip -n "$DRS" fou add port 6080 gue -6 || fail "ip fou add -6 (CONFIG_NET_FOU, IPv6)"
 ip -n "$DRS" fou add port 6080 gue || fail "ip fou add"
 ip -n "$DRS" link set ip6gre0 up || fail "no ip6gre0 (CONFIG_IPV6_GRE?)"

@@ -57,21 +57,20 @@ for i in 1 2; do wait_listen "${RS[$i]}" tcp 80; wait_listen "${RS[$i]}" udp 53;
 # connections whose conntrack entry expects replies from a real server.
 ip netns exec "$LB" nft -f - <<NFT || fail "nft setup"
 table ip rvstest {
+  counter masqueraded {}
+  counter seen {}
   chain post {
     type nat hook postrouting priority srcnat; policy accept;
-    oifname "br0" counter masquerade
+    oifname "br0" counter name masqueraded masquerade
   }
   chain seen {
     type filter hook postrouting priority 300; policy accept;
-    ct original ip daddr $VIP ct reply ip saddr 10.0.1.0/24 counter
+    ct original ip daddr $VIP ct reply ip saddr 10.0.1.0/24 counter name seen
   }
 }
 NFT
-# nat_count CHAIN: packets counted by the counter rule of CHAIN.
-nat_count() {
-  ip netns exec "$LB" nft list chain ip rvstest "$1" |
-    sed -n 's/.*counter packets \([0-9]*\) .*/\1/p'
-}
+# nat_count NAME: packets of the counter "masqueraded" or "seen".
+nat_count() { nft_counter "$LB" ip rvstest "$1"; }
 
 adm_ok "$LB" -A -t $VIP:80 -s rr
 adm_ok "$LB" -A -u $VIP:53 -s rr
@@ -92,7 +91,7 @@ assert_eq "$got" "ERR:timeout:2" "conntrack=0, no route back: requests time out"
 got=$(lb_names "$CL" udp $VIP 53 2 31000 | count_names)
 log "conntrack=0: 2 udp requests -> $got"
 assert_eq "$got" "ERR:timeout:2" "conntrack=0, udp"
-assert_eq "$(nat_count post)" 0 "masquerade counter with conntrack=0"
+assert_eq "$(nat_count masqueraded)" 0 "masquerade counter with conntrack=0"
 assert_eq "$(nat_count seen)" 0 "entries expecting a real server with conntrack=0"
 
 # --- conntrack=1: tracked, masqueraded, answered -----------------------
@@ -101,7 +100,7 @@ expect_balance "$CL" tcp $VIP 80 4 "rs1@$LBADDR:2 rs2@$LBADDR:2" "conntrack=1, t
 expect_balance "$CL" udp $VIP 53 4 "rs1@$LBADDR:2 rs2@$LBADDR:2" "conntrack=1, udp" 32000
 # One NAT-chain packet per connection: the chain sees a connection's first
 # packet only.
-assert_eq "$(nat_count post)" 8 "masqueraded connections"
+assert_eq "$(nat_count masqueraded)" 8 "masqueraded connections"
 seen=$(nat_count seen)
 log "packets of connections whose conntrack reply source is a real server: $seen"
 [ "${seen:-0}" -ge 8 ] || fail "conntrack's reply tuples do not name the real servers ($seen packets)"

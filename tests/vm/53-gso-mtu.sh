@@ -32,7 +32,7 @@ table ip t {
   counter all_frag_needed {}
 }
 NFT
-count() { ip netns exec "$CL" nft list counter ip t "$1" | awk '/packets/ {print $2}'; }
+count() { nft_counter "$CL" ip t "$1"; }
 
 adm_ok "$LB" -A -t $VIP:80 -s rr
 adm_ok "$LB" -a -t $VIP:80 -r ${RIP[1]}:8080 -m

@@ -12,25 +12,7 @@ P=2
 topo_nat pctl 2
 # Each real server answers its name and keeps the connection open until
 # the client closes it.
-for i in 1 2; do
-  ip netns exec "${RS[$i]}" python3 -c '
-import socket, sys, threading
-name = (sys.argv[1] + "\n").encode()
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("0.0.0.0", 80)); s.listen(64)
-def serve(c):
-    try:
-        c.sendall(name)
-        while c.recv(256):
-            pass
-    except OSError:
-        pass
-    c.close()
-while True:
-    c, _ = s.accept(); threading.Thread(target=serve, args=(c,), daemon=True).start()
-' rs$i </dev/null >/dev/null 2>&1 &
-  bg_track $!
-done
+for i in 1 2; do serve_held "${RS[$i]}" 80 rs$i; done
 for i in 1 2; do wait_listen "${RS[$i]}" tcp 80; done
 
 # names N: N short connections from the client, one answer a line.

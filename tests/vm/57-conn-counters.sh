@@ -15,25 +15,7 @@ HELD=6
 topo_nat cnt 2
 # Each real server answers its name and keeps the connection until the
 # client ends it.
-for i in 1 2; do
-  ip netns exec "${RS[$i]}" python3 -c '
-import socket, sys, threading
-name = (sys.argv[1] + "\n").encode()
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("0.0.0.0", 80)); s.listen(1024)
-def serve(c):
-    try:
-        c.sendall(name)
-        while c.recv(256):
-            pass
-    except OSError:
-        pass
-    c.close()
-while True:
-    c, _ = s.accept(); threading.Thread(target=serve, args=(c,), daemon=True).start()
-' rs$i </dev/null >/dev/null 2>&1 &
-  bg_track $!
-done
+for i in 1 2; do serve_held "${RS[$i]}" 80 rs$i; done
 for i in 1 2; do wait_listen "${RS[$i]}" tcp 80; done
 adm_ok "$LB" -A -t $VIP:80 -s rr
 for i in 1 2; do adm_ok "$LB" -a -t $VIP:80 -r ${RIP[$i]}:80 -m -w 1; done

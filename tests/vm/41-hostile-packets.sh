@@ -11,7 +11,9 @@
 # reach no real server (the bad SYN: rvs only; IPVS makes an entry for it
 # and forwards it with its checksum still wrong, which the test logs), and
 # the director's stack counts the bad checksum; a real server's SYN-ACK to
-# no connection makes no entry (NAT). Runs on IPVS too.
+# no connection makes no entry (NAT). The lone segments also go to an IPv6
+# and a firewall-mark service, and to the tunnel server behind GUE and GRE
+# (nothing encapsulated). Runs on IPVS too.
 . "$(dirname "$0")/../lib.sh"
 adm_init rr
 FLOOD=${RVS_HOSTILE_FLOOD:-2000}
@@ -48,20 +50,26 @@ csum_errors() {
   ip netns exec "$LB" awk '$1 == "Tcp:" {if (!c) {for (i = 2; i <= NF; i++) if ($i == "InCsumErrors") c = i} else print $c}' /proc/net/snmp
 }
 
-# lone LABEL RS_NS: from client port 47001 a SYN with a bad TCP checksum,
-# from 47002 an ACK of no connection, sent as raw frames; then neither may
-# have an entry or have reached the real server (its prerouting counts
-# them, before decapsulation and checksum checks).
+# lone LABEL RS_NS VIP CIP RIP [OUTER]: from client port 47001 a SYN with
+# a bad TCP checksum, from 47002 an ACK of no connection, sent as raw
+# frames to VIP:80 (IPv4 or IPv6); then neither may have an entry or have
+# reached the real server. Its prerouting counts them before any
+# decapsulation and checksum check, and OUTER (an nft match such as
+# "udp dport 6080") counts what the director encapsulated toward it. With a
+# RIP (NAT; "-" otherwise), the real server then sends a SYN-ACK from its
+# port 80 to a client port nothing opened: that "reply" makes no entry.
 lone() {
-  local label=$1 rs=$2 before after bad ack n
-  ip netns exec "$rs" nft -f - <<'NFT' || fail "nft on the real server"
-table ip seen {
+  local label=$1 rs=$2 vip=$3 cip=$4 rip=$5 outer=${6:-meta l4proto 253} before after bad ack tun
+  ip netns exec "$rs" nft -f - <<NFT || fail "nft on the real server"
+table inet seen {
   counter bad {}
   counter ack {}
+  counter tun {}
   chain pre {
     type filter hook prerouting priority -300;
     tcp sport 47001 counter name bad
     tcp sport 47002 counter name ack
+    $outer counter name tun
   }
 }
 NFT
@@ -69,7 +77,7 @@ NFT
   local mac port flags extra
   mac=$(mac_of "$LB" d0)
   while read -r port flags extra; do
-    ip netns exec "$CL" python3 "$RVS_ROOT/tests/py/tcp_frame.py" c0 "$mac" $CIP $VIP $port 80 $flags $extra ||
+    ip netns exec "$CL" python3 "$RVS_ROOT/tests/py/tcp_frame.py" c0 "$mac" "$cip" "$vip" $port 80 $flags $extra ||
       fail "$label: tcp_frame.py $port $flags $extra"
   done <<'SEGMENTS'
 47001 S bad-csum
@@ -77,22 +85,21 @@ NFT
 SEGMENTS
   sleep 1
   after=$(csum_errors)
-  seen() { ip netns exec "$rs" nft list counter ip seen "$1" | awk '{for (i = 1; i < NF; i++) if ($i == "packets") print $(i + 1)}'; }
-  bad=$(seen bad) ack=$(seen ack)
+  seen() { nft_counter "$rs" inet seen "$1"; }
+  bad=$(seen bad) ack=$(seen ack) tun=$(seen tun)
   entries() { adm "$LB" -L -n -c | grep -c ":$1 "; }
-  log "$label: bad-checksum SYN: $(entries 47001) entries, $bad at the server, director's InCsumErrors $before -> $after; lone ACK: $(entries 47002) entries, $ack at the server"
+  log "$label: bad-checksum SYN: $(entries 47001) entries, $bad at the server, director's InCsumErrors $before -> $after; lone ACK: $(entries 47002) entries, $ack at the server; $tun encapsulated"
   assert_eq "$(entries 47002)" 0 "$label: entries for an ACK of no connection"
   assert_eq "$ack" 0 "$label: an ACK of no connection reached the server"
   if [ "$ADM" = rvsadm ]; then
     assert_eq "$(entries 47001)" 0 "$label: entries for a SYN with a bad checksum"
     assert_eq "$bad" 0 "$label: a SYN with a bad checksum reached the server"
+    assert_eq "$tun" 0 "$label: encapsulated packets to the server"
     [ "$after" -gt "$before" ] || fail "$label: the director did not count the bad checksum ($before -> $after)"
   fi
-  ip netns exec "$rs" nft delete table ip seen
-  [ "$label" = NAT ] || return 0
-  # A "reply" the real server sends for no connection (a SYN-ACK from its
-  # service port to a client port nothing opened) makes no entry either.
-  ip netns exec "$rs" python3 "$RVS_ROOT/tests/py/tcp_frame.py" r0 "$(mac_of "$LB" br0)" ${RIP[1]} $CIP 80 47003 SA ||
+  ip netns exec "$rs" nft delete table inet seen
+  [ "$rip" != - ] || return 0
+  ip netns exec "$rs" python3 "$RVS_ROOT/tests/py/tcp_frame.py" r0 "$(mac_of "$LB" br0)" "$rip" "$cip" 80 47003 SA ||
     fail "$label: tcp_frame.py from the real server"
   sleep 1
   assert_eq "$(entries 47003)" 0 "$label: entries for a real server's reply to no connection"
@@ -108,7 +115,25 @@ adm_ok "$LB" -a -t $VIP:80 -r ${RIP[1]}:80 -m
 adm_ok "$LB" -A -u $VIP:53 -s rr
 adm_ok "$LB" -a -u $VIP:53 -r ${RIP[1]}:53 -m
 hostile NAT
-lone NAT "${RS[1]}"
+lone NAT "${RS[1]}" $VIP $CIP ${RIP[1]}
+# The same toward an IPv6 service, and toward a firewall-mark service
+# (VIP:80 marked, its address service gone).
+topo_nat_ipv6
+adm_ok "$LB" -A -t "[$VIP6]:80" -s rr
+adm_ok "$LB" -a -t "[$VIP6]:80" -r "[2001:db8:1::1]:80" -m
+lone NAT6 "${RS[1]}" $VIP6 2001:db8::2 2001:db8:1::1
+adm_ok "$LB" -D -t $VIP:80
+ip netns exec "$LB" nft -f - <<NFT || fail "nft mark rule"
+table ip hmark {
+  chain pre {
+    type filter hook prerouting priority mangle; policy accept;
+    ip daddr $VIP tcp dport 80 meta mark set 7
+  }
+}
+NFT
+adm_ok "$LB" -A -f 7 -s rr
+adm_ok "$LB" -a -f 7 -r ${RIP[1]}:80 -m
+lone FWM "${RS[1]}" $VIP $CIP ${RIP[1]}
 kill_ns_procs
 
 # --- DR and TUN share the topology of 21-dr / 22-tun.
@@ -135,9 +160,16 @@ direct() {
 }
 direct hd -g
 hostile DR
-lone DR "${RS[1]}"
+lone DR "${RS[1]}" $VIP $CIP -
 kill_ns_procs
 direct ht -i
 hostile TUN
-lone TUN "${RS[1]}"
-pass "hostile frames to NAT, DR and TUN services: module intact, services still work, lone bad segments make nothing"
+lone TUN "${RS[1]}" $VIP $CIP - "meta l4proto 4"
+# The same real server behind GUE and GRE: nothing may be encapsulated.
+adm_ok "$LB" -d -t $VIP:80 -r ${RIP[1]}:80
+adm_ok "$LB" -a -t $VIP:80 -r ${RIP[1]}:80 -i --tun-type gue --tun-port 6080
+lone TUN-GUE "${RS[1]}" $VIP $CIP - "udp dport 6080"
+adm_ok "$LB" -d -t $VIP:80 -r ${RIP[1]}:80
+adm_ok "$LB" -a -t $VIP:80 -r ${RIP[1]}:80 -i --tun-type gre
+lone TUN-GRE "${RS[1]}" $VIP $CIP - "meta l4proto 47"
+pass "hostile frames to NAT, DR and TUN services: module intact, services still work; lone bad segments make nothing, toward IPv4, IPv6, fwmark, DR, IPIP, GUE and GRE services"

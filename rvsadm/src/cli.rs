@@ -1,5 +1,10 @@
 //! ipvsadm-compatible command line parsing into a typed [`Command`].
 //!
+//! Every command and option is defined once, in the table of [`opts`]:
+//! clap's arguments, the check of which options go with which command,
+//! `--help` (`help.rs`) and the shell completions ([`completions`]) are
+//! made from it, and a test holds the man page to it (`man.rs`).
+//!
 //! clap does the tokenising (short/long options, bundled flags, optional
 //! values); the checks of which options go with which command, and the
 //! parsing of addresses, ports and numbers, are done here so that every
@@ -12,12 +17,20 @@ use std::net::{IpAddr, Ipv4Addr};
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgGroup, ArgMatches};
 
+use self::opts::{Cmd, Doc, Exit, Opt, Role, Takes, OPTS};
+
 use crate::types::{
     af_of, DestKey, DestSpec, Forward, Netmask, Protocol, ServiceKey, ServiceSpec, Timeouts,
     TunnelOpts, DEFAULT_PERSISTENT_TIMEOUT, DEFAULT_SCHEDULER, SCHED_FLAG_NAMES,
 };
 use crate::uapi;
 use rvs_core::settings;
+
+pub mod completions;
+mod help;
+#[cfg(test)]
+mod man;
+pub mod opts;
 
 /// Longest persistence timeout accepted by `-p` (31 days, in seconds).
 pub const MAX_PERSISTENT_TIMEOUT: u32 = 31 * 86400;
@@ -97,6 +110,8 @@ pub enum Invocation {
     Help(String),
     /// `-V`: the version text to print.
     Version(String),
+    /// `--completions SHELL`: the completion script to print.
+    Completions(String),
 }
 
 /// A command line rvsadm cannot accept; the message says why.
@@ -115,389 +130,58 @@ fn usage<T>(msg: impl Into<String>) -> Result<T, UsageError> {
     Err(UsageError(msg.into()))
 }
 
-pub const HELP: &str = "\
-rvsadm - control tool for the rvs Layer-4 load balancer (ipvsadm-compatible)
-
-Usage:
-  rvsadm -A|-E -t|-u|-f service-address [-s scheduler] [-p [timeout]] [-M netmask]
-                [-b sched-flags] [-o]
-  rvsadm -D -t|-u|-f service-address
-  rvsadm -C
-  rvsadm -R
-  rvsadm -S [-n]
-  rvsadm -a|-e -t|-u|-f service-address -r server-address [-g|-i|-m] [-w weight]
-                [-x upper-threshold] [-y lower-threshold]
-                [--tun-type ipip|gue|gre] [--tun-port port]
-                [--tun-nocsum|--tun-csum|--tun-remcsum]
-  rvsadm -d -t|-u|-f service-address -r server-address
-  rvsadm [-L|-l] [-t|-u|-f service-address] [-n] [--stats|--rate|--tun-info] [--exact]
-                [--json]
-  rvsadm -L|-l -c|--timeout [-n] [--json]
-  rvsadm -Z [-t|-u|-f service-address]
-  rvsadm --set tcp tcpfin udp
-  rvsadm --set-option name=value [--set-option name=value ...]
-  rvsadm -L|-l --options [--json]
-  rvsadm -h | -V
-
-Commands (exactly one; without any, rvsadm lists the table like -L):
-  -A, --add-service      add a virtual service
-  -E, --edit-service     edit a virtual service (unset options get their defaults)
-  -D, --delete-service   delete a virtual service and its real servers
-  -C, --clear            delete all virtual services
-  -R, --restore          apply rules from standard input, one command a
-                         line in the form -S prints (ipvsadm-save's too);
-                         stops at the first failing line
-  -S, --save             print the rules as rvsadm/ipvsadm commands
-  -a, --add-server       add a real server to a virtual service
-  -e, --edit-server      edit a real server (unset options get their defaults)
-  -d, --delete-server    delete a real server from a virtual service
-  -L, -l, --list         list the virtual server table (or one service)
-  -Z, --zero             zero the packet, byte and rate counters of a
-                         service, or of all services
-      --set TCP TCPFIN UDP
-                         set the connection timeouts in seconds (TCP,
-                         TCP after FIN, UDP; 0-2678400, 0 = leave unchanged)
-      --set-option NAME=VALUE
-                         change a runtime setting of this network namespace
-                         (repeatable; `-L --options` lists them, see rvsadm(8))
-  -h, --help             show this help and exit
-  -V, --version          show the version and exit
-
-Options:
-  -t, --tcp-service ADDR[:PORT]   TCP virtual service
-  -u, --udp-service ADDR[:PORT]   UDP virtual service
-  -f, --fwmark-service MARK       firewall-mark service: packets whose mark
-                                  (nftables meta mark, iptables MARK) is MARK
-                                  (1-4294967295), any protocol and address
-  -6, --ipv6                      with -f: the mark service is IPv6 (its
-                                  packets and real servers are IPv6)
-      ADDR is a numeric IPv4 or IPv6 address (host names are not resolved);
-      IPv6 with a port is written [ADDR]:PORT. PORT is a number (service
-      names are not resolved); a missing port means 0 (all ports), which
-      needs -p.
-  -s, --scheduler NAME            scheduler: rr, wrr, lc, wlc, sh, dh, ...
-                                  (as provided by the module; default wlc)
-  -p, --persistent [TIMEOUT]      persistent service; TIMEOUT in seconds
-                                  (1-2678400, default 300)
-  -M, --netmask NETMASK           persistence granularity: an IPv4 netmask
-                                  (default 255.255.255.255) or an IPv6
-                                  prefix length 1-128 (default 128)
-  -b, --sched-flags FLAGS         scheduler flags, comma-separated:
-                                  sh-fallback, sh-port (sh), mh-fallback,
-                                  mh-port (mh), flag-1, flag-2, flag-3
-  -o, --ops                       one-packet scheduling: every UDP datagram
-                                  is scheduled on its own, no connection
-                                  entry is kept
-  -r, --real-server ADDR[:PORT]   real server; the port defaults to the
-                                  service's, and may differ only with -m
-  -g, --gatewaying                forward by direct routing (default)
-  -i, --ipip                      forward by IP-in-IP tunnelling
-  -m, --masquerading              forward by NAT (allows port mapping)
-  -w, --weight WEIGHT             weight 0-65535 (default 1; 0 quiesces)
-  -x, --u-threshold N             upper connection threshold (0 = none)
-  -y, --l-threshold N             lower connection threshold (0 = none)
-      --tun-type TYPE             with -i: ipip (default), gue or gre
-      --tun-port PORT             with --tun-type gue: the real server's
-                                  GUE UDP port (required)
-      --tun-nocsum, --tun-csum    with gue or gre: no tunnel checksum
-                                  (default) or a UDP/GRE checksum
-      --tun-remcsum               with gue: remote checksum offload (the
-                                  real server completes the inner checksum)
-  -n, --numeric                   numeric output (rvsadm always prints
-                                  numeric addresses and ports)
-  -c, --connection                with -L: list the connections
-      --timeout                   with -L: show the timeouts (tcp tcpfin udp)
-      --options                   with -L: show the runtime settings
-      --stats                     with -L: counters (connections, packets,
-                                  bytes) of services and real servers
-      --rate                      with -L: rates (connections, packets,
-                                  bytes per second)
-      --tun-info                  with -L: show each real server's tunnel
-      --exact                     with --stats/--rate: exact numbers instead
-                                  of abbreviating large ones with K/M/G/T
-      --json                      list as JSON instead of ipvsadm's table
-
-Exit status: 0 success, 1 the operation failed (module not loaded, kernel
-refused it, no permission), 2 invalid command line.
-Every command except -h/-V needs CAP_NET_ADMIN and the rvs module loaded.
-";
-
-/// The command-line option ids, their ipvsadm-style names for messages.
-const OPTIONS: &[(&str, &str)] = &[
-    ("tcp-service", "-t/--tcp-service"),
-    ("udp-service", "-u/--udp-service"),
-    ("fwmark-service", "-f/--fwmark-service"),
-    ("ipv6", "-6/--ipv6"),
-    ("sched-flags", "-b/--sched-flags"),
-    ("ops", "-o/--ops"),
-    ("scheduler", "-s/--scheduler"),
-    ("persistent", "-p/--persistent"),
-    ("netmask", "-M/--netmask"),
-    ("real-server", "-r/--real-server"),
-    ("gatewaying", "-g/--gatewaying"),
-    ("ipip", "-i/--ipip"),
-    ("masquerading", "-m/--masquerading"),
-    ("weight", "-w/--weight"),
-    ("u-threshold", "-x/--u-threshold"),
-    ("l-threshold", "-y/--l-threshold"),
-    ("tun-type", "--tun-type"),
-    ("tun-port", "--tun-port"),
-    ("tun-nocsum", "--tun-nocsum"),
-    ("tun-csum", "--tun-csum"),
-    ("tun-remcsum", "--tun-remcsum"),
-    ("tun-info", "--tun-info"),
-    ("numeric", "-n/--numeric"),
-    ("json", "--json"),
-    ("connection", "-c/--connection"),
-    ("timeout", "--timeout"),
-    ("options", "--options"),
-    ("stats", "--stats"),
-    ("rate", "--rate"),
-    ("exact", "--exact"),
-];
-
-/// Options of `-L` that choose what it lists (at most one).
-const LIST_MODES: &[&str] = &["connection", "timeout", "options", "stats", "rate"];
-
-/// The commands: clap id, name for messages, options allowed with it.
-const COMMANDS: &[(&str, &str, &[&str])] = &[
-    (
-        "add-service",
-        "-A/--add-service",
-        &[
-            "tcp-service",
-            "udp-service",
-            "fwmark-service",
-            "ipv6",
-            "scheduler",
-            "persistent",
-            "netmask",
-            "sched-flags",
-            "ops",
-        ],
-    ),
-    (
-        "edit-service",
-        "-E/--edit-service",
-        &[
-            "tcp-service",
-            "udp-service",
-            "fwmark-service",
-            "ipv6",
-            "scheduler",
-            "persistent",
-            "netmask",
-            "sched-flags",
-            "ops",
-        ],
-    ),
-    (
-        "delete-service",
-        "-D/--delete-service",
-        &["tcp-service", "udp-service", "fwmark-service", "ipv6"],
-    ),
-    ("clear", "-C/--clear", &[]),
-    (
-        "add-server",
-        "-a/--add-server",
-        &[
-            "tcp-service",
-            "udp-service",
-            "fwmark-service",
-            "ipv6",
-            "real-server",
-            "gatewaying",
-            "ipip",
-            "masquerading",
-            "weight",
-            "u-threshold",
-            "l-threshold",
-            "tun-type",
-            "tun-port",
-            "tun-nocsum",
-            "tun-csum",
-            "tun-remcsum",
-        ],
-    ),
-    (
-        "edit-server",
-        "-e/--edit-server",
-        &[
-            "tcp-service",
-            "udp-service",
-            "fwmark-service",
-            "ipv6",
-            "real-server",
-            "gatewaying",
-            "ipip",
-            "masquerading",
-            "weight",
-            "u-threshold",
-            "l-threshold",
-            "tun-type",
-            "tun-port",
-            "tun-nocsum",
-            "tun-csum",
-            "tun-remcsum",
-        ],
-    ),
-    (
-        "delete-server",
-        "-d/--delete-server",
-        &[
-            "tcp-service",
-            "udp-service",
-            "fwmark-service",
-            "ipv6",
-            "real-server",
-        ],
-    ),
-    (
-        "list",
-        "-L/--list",
-        &[
-            "tcp-service",
-            "udp-service",
-            "fwmark-service",
-            "ipv6",
-            "numeric",
-            "json",
-            "connection",
-            "timeout",
-            "options",
-            "stats",
-            "rate",
-            "exact",
-            "tun-info",
-        ],
-    ),
-    (
-        "zero",
-        "-Z/--zero",
-        &["tcp-service", "udp-service", "fwmark-service", "ipv6"],
-    ),
-    ("set", "--set", &[]),
-    ("set-option", "--set-option", &[]),
-    ("save", "-S/--save", &["numeric"]),
-    ("restore", "-R/--restore", &[]),
-];
-
-fn flag(id: &'static str, short: char, long: &'static str) -> Arg {
-    Arg::new(id)
-        .short(short)
-        .long(long)
-        .action(ArgAction::SetTrue)
-}
-
-fn value(id: &'static str, short: char, long: &'static str, name: &'static str) -> Arg {
-    Arg::new(id)
-        .short(short)
-        .long(long)
-        .value_name(name)
-        .num_args(1)
-        .allow_hyphen_values(false)
+/// The clap argument of a table entry.
+fn clap_arg(o: &Opt) -> Arg {
+    let mut arg = Arg::new(o.id()).long(o.long);
+    if let Some(s) = o.short {
+        arg = arg.short(s);
+    }
+    if let Some(s) = o.short_alias {
+        arg = arg.short_alias(s);
+    }
+    if let Some(a) = o.hidden_alias {
+        arg = arg.alias(a);
+    }
+    if let Doc::Hidden(_) = o.doc {
+        arg = arg.hide(true);
+    }
+    let names = |v: &opts::Value| v.name.split_whitespace().collect::<Vec<_>>();
+    match o.takes {
+        Takes::Nothing => arg.action(ArgAction::SetTrue),
+        Takes::Value(v) => {
+            let names = names(&v);
+            arg.num_args(names.len())
+                .value_names(names)
+                .allow_hyphen_values(false)
+        }
+        Takes::OptionalValue(v) => arg.value_name(v.name).num_args(0..=1),
+        Takes::RepeatedValue(v) => arg.value_name(v.name).num_args(1).action(ArgAction::Append),
+    }
 }
 
 fn clap_command() -> clap::Command {
-    let commands: Vec<&str> = COMMANDS.iter().map(|c| c.0).collect();
-    clap::Command::new("rvsadm")
+    let mut cmd = clap::Command::new("rvsadm")
         .disable_help_flag(true)
         .disable_version_flag(true)
         .disable_colored_help(true)
-        .args([
-            flag("add-service", 'A', "add-service"),
-            flag("edit-service", 'E', "edit-service"),
-            flag("delete-service", 'D', "delete-service"),
-            flag("clear", 'C', "clear"),
-            flag("add-server", 'a', "add-server"),
-            flag("edit-server", 'e', "edit-server"),
-            flag("delete-server", 'd', "delete-server"),
-            flag("list", 'L', "list").short_alias('l'),
-            flag("zero", 'Z', "zero"),
-            flag("save", 'S', "save"),
-            flag("restore", 'R', "restore"),
-            Arg::new("set")
-                .long("set")
-                .value_names(["TCP", "TCPFIN", "UDP"])
-                .num_args(3)
-                .allow_hyphen_values(false),
-            Arg::new("set-option")
-                .long("set-option")
-                .value_name("NAME=VALUE")
-                .num_args(1)
-                .action(ArgAction::Append),
-            flag("help", 'h', "help"),
-            flag("version", 'V', "version"),
-            value("tcp-service", 't', "tcp-service", "ADDR:PORT"),
-            value("udp-service", 'u', "udp-service", "ADDR:PORT"),
-            value("fwmark-service", 'f', "fwmark-service", "MARK"),
-            flag("ipv6", '6', "ipv6"),
-            value("scheduler", 's', "scheduler", "NAME"),
-            value("sched-flags", 'b', "sched-flags", "FLAGS"),
-            flag("ops", 'o', "ops"),
-            Arg::new("persistent")
-                .short('p')
-                .long("persistent")
-                .value_name("TIMEOUT")
-                .num_args(0..=1),
-            value("netmask", 'M', "netmask", "NETMASK"),
-            value("real-server", 'r', "real-server", "ADDR[:PORT]"),
-            flag("gatewaying", 'g', "gatewaying"),
-            flag("ipip", 'i', "ipip"),
-            flag("masquerading", 'm', "masquerading"),
-            value("weight", 'w', "weight", "WEIGHT"),
-            value("u-threshold", 'x', "u-threshold", "N"),
-            value("l-threshold", 'y', "l-threshold", "N"),
-            Arg::new("tun-type")
-                .long("tun-type")
-                .value_name("TYPE")
-                .num_args(1),
-            Arg::new("tun-port")
-                .long("tun-port")
-                .value_name("PORT")
-                .num_args(1),
-            Arg::new("tun-nocsum")
-                .long("tun-nocsum")
-                .action(ArgAction::SetTrue),
-            Arg::new("tun-csum")
-                .long("tun-csum")
-                .action(ArgAction::SetTrue),
-            Arg::new("tun-remcsum")
-                .long("tun-remcsum")
-                .action(ArgAction::SetTrue),
-            Arg::new("tun-info")
-                .long("tun-info")
-                .action(ArgAction::SetTrue),
-            flag("numeric", 'n', "numeric"),
-            Arg::new("json").long("json").action(ArgAction::SetTrue),
-            flag("connection", 'c', "connection").alias("connections"),
-            Arg::new("timeout")
-                .long("timeout")
-                .action(ArgAction::SetTrue),
-            Arg::new("options")
-                .long("options")
-                .action(ArgAction::SetTrue),
-            Arg::new("stats").long("stats").action(ArgAction::SetTrue),
-            Arg::new("rate").long("rate").action(ArgAction::SetTrue),
-            Arg::new("exact").long("exact").action(ArgAction::SetTrue),
-        ])
-        .group(ArgGroup::new("command").args(commands).multiple(false))
-        .group(
-            ArgGroup::new("service")
-                .args(["tcp-service", "udp-service", "fwmark-service"])
-                .multiple(false),
-        )
-        .group(ArgGroup::new("list-mode").args(LIST_MODES).multiple(false))
-        .group(
-            ArgGroup::new("tun-csum-mode")
-                .args(["tun-nocsum", "tun-csum", "tun-remcsum"])
-                .multiple(false),
-        )
-        .group(
-            ArgGroup::new("forward")
-                .args(["gatewaying", "ipip", "masquerading"])
-                .multiple(false),
-        )
+        .args(OPTS.iter().map(clap_arg));
+    // Exactly one command; at most one option of each group.
+    let commands = OPTS
+        .iter()
+        .filter(|o| matches!(o.role, Role::Command(_)))
+        .map(Opt::id);
+    cmd = cmd.group(ArgGroup::new("command").args(commands).multiple(false));
+    let mut groups: Vec<&str> = Vec::new();
+    for g in OPTS.iter().filter_map(|o| o.group) {
+        if !groups.contains(&g) {
+            groups.push(g);
+        }
+    }
+    for g in groups {
+        let members = OPTS.iter().filter(|o| o.group == Some(g)).map(Opt::id);
+        cmd = cmd.group(ArgGroup::new(g).args(members).multiple(false));
+    }
+    cmd
 }
 
 /// Turns clap's error into a one-line message.
@@ -525,27 +209,46 @@ where
         .try_get_matches_from(args)
         .map_err(|e| UsageError(clap_message(&e)))?;
 
-    if m.get_flag("help") {
-        return Ok(Invocation::Help(HELP.to_string()));
-    }
-    if m.get_flag("version") {
-        return Ok(Invocation::Version(version_text()));
-    }
-
-    let list_allowed = COMMANDS
-        .iter()
-        .find(|c| c.0 == "list")
-        .map_or(&[][..], |c| c.2);
-    let (cmd_id, cmd_name, allowed) = COMMANDS
-        .iter()
-        .find(|c| given(&m, c.0))
-        .copied()
-        .unwrap_or(("list", "-L/--list (the default command)", list_allowed));
-
-    for (id, name) in OPTIONS {
-        if given(&m, id) && !allowed.contains(id) {
-            return usage(format!("option {name} is not allowed with {cmd_name}"));
+    for o in OPTS {
+        let Role::Exit(exit) = o.role else { continue };
+        if !given(&m, o.id()) {
+            continue;
         }
+        return match exit {
+            Exit::Help => Ok(Invocation::Help(help::text())),
+            Exit::Version => Ok(Invocation::Version(version_text())),
+            Exit::Completions => {
+                let shell = string_of(&m, o.id()).unwrap_or_default();
+                match completions::script(shell) {
+                    Some(script) => Ok(Invocation::Completions(script)),
+                    None => usage(format!(
+                        "{} takes a shell: {}, not '{shell}'",
+                        o.display(),
+                        completions::SHELLS.join(" or ")
+                    )),
+                }
+            }
+        };
+    }
+
+    let given_command = OPTS.iter().find_map(|o| match o.role {
+        Role::Command(c) if given(&m, o.id()) => Some((c, o.display())),
+        _ => None,
+    });
+    let (cmd, cmd_name) = given_command.unwrap_or_else(|| {
+        let list = opts::command(Cmd::List).display();
+        (Cmd::List, format!("{list} (the default command)"))
+    });
+    let cmd_name = cmd_name.as_str();
+
+    let refused = opts::in_report_order()
+        .into_iter()
+        .find(|o| given(&m, o.id()) && !o.allowed_with(cmd));
+    if let Some(o) = refused {
+        return usage(format!(
+            "option {} is not allowed with {cmd_name}",
+            o.display()
+        ));
     }
 
     let service = service_of(&m)?;
@@ -556,31 +259,31 @@ where
         )),
     };
 
-    let cmd = match cmd_id {
-        "add-service" => Command::AddService(service_spec(&m, need_service()?)?),
-        "edit-service" => Command::EditService(service_spec(&m, need_service()?)?),
-        "delete-service" => Command::DeleteService(need_service()?),
-        "clear" => Command::Clear,
-        "add-server" | "edit-server" => {
+    let cmd = match cmd {
+        Cmd::AddService => Command::AddService(service_spec(&m, need_service()?)?),
+        Cmd::EditService => Command::EditService(service_spec(&m, need_service()?)?),
+        Cmd::DeleteService => Command::DeleteService(need_service()?),
+        Cmd::Clear => Command::Clear,
+        Cmd::AddServer | Cmd::EditServer => {
             let svc = need_service()?;
             let dest = dest_spec(&m, &svc, cmd_name)?;
-            if cmd_id == "add-server" {
+            if cmd == Cmd::AddServer {
                 Command::AddServer(svc, dest)
             } else {
                 Command::EditServer(svc, dest)
             }
         }
-        "delete-server" => {
+        Cmd::DeleteServer => {
             let svc = need_service()?;
             let key = dest_key(&m, &svc, cmd_name)?;
             Command::DeleteServer(svc, key)
         }
-        "zero" => Command::Zero(service),
-        "set" => Command::SetTimeouts(timeouts(&m)?),
-        "set-option" => Command::SetOptions(set_options(&m)?),
-        "save" => Command::Save,
-        "restore" => Command::Restore,
-        _ => {
+        Cmd::Zero => Command::Zero(service),
+        Cmd::Set => Command::SetTimeouts(timeouts(&m)?),
+        Cmd::SetOption => Command::SetOptions(set_options(&m)?),
+        Cmd::Save => Command::Save,
+        Cmd::Restore => Command::Restore,
+        Cmd::List => {
             let mode = if m.get_flag("connection") {
                 ListMode::Connections
             } else if m.get_flag("timeout") {
@@ -594,21 +297,23 @@ where
             } else {
                 ListMode::Table
             };
+            // The listings that take no service.
             let opt = match mode {
-                ListMode::Connections => Some("-c/--connection"),
-                ListMode::Timeout => Some("--timeout"),
-                ListMode::Options => Some("--options"),
+                ListMode::Connections => Some("connection"),
+                ListMode::Timeout => Some("timeout"),
+                ListMode::Options => Some("options"),
                 _ => None,
             };
             if let (Some(_), Some(opt)) = (service, opt) {
-                let svc = if given(&m, "tcp-service") {
-                    "-t/--tcp-service"
-                } else if given(&m, "udp-service") {
-                    "-u/--udp-service"
-                } else {
-                    "-f/--fwmark-service"
-                };
-                return usage(format!("option {svc} is not allowed with -L {opt}"));
+                let svc = ["tcp-service", "udp-service", "fwmark-service"]
+                    .into_iter()
+                    .find(|id| given(&m, id))
+                    .unwrap_or("fwmark-service");
+                return usage(format!(
+                    "option {} is not allowed with -L {}",
+                    opts::by_id(svc).display(),
+                    opts::by_id(opt).display()
+                ));
             }
             Command::List(ListOptions {
                 service,
@@ -1719,6 +1424,33 @@ mod tests {
             .unwrap_err()
             .0
             .contains("only commands that change the rules"));
+    }
+
+    #[test]
+    fn completions_flag() {
+        for shell in completions::SHELLS {
+            let Ok(Invocation::Completions(script)) = parse(["rvsadm", "--completions", shell])
+            else {
+                panic!("{shell}")
+            };
+            assert!(script.contains("--add-service"), "{shell}");
+        }
+        assert!(matches!(
+            parse(["rvsadm", "-A", "--completions", "zsh"]),
+            Ok(Invocation::Completions(_))
+        ));
+        assert_eq!(
+            parse(["rvsadm", "--completions", "fish"]),
+            Err(UsageError(
+                "--completions takes a shell: bash or zsh, not 'fish'".into()
+            ))
+        );
+        assert!(parse(["rvsadm", "--completions"]).is_err());
+        assert!(!parse(["rvsadm", "-h"])
+            .map(|i| format!("{i:?}"))
+            .unwrap()
+            .contains("--completions"));
+        assert!(parse_restore_line("--completions bash").is_err());
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! rvsadm: the control tool of the rvs Layer-4 load balancer.
 //!
-//! One concern per module: `uapi` (protocol numbers), `cli` (arguments),
-//! `types` (typed model), `msg` (attribute payloads and reply parsing),
-//! `netlink` (the socket and message framing), `output` (listings),
-//! `error` (messages and exit codes). `main.rs` glues them together.
+//! One concern per module: `uapi` (protocol numbers), `cli` (arguments,
+//! from the option table in `cli/opts.rs`), `types` (typed model), `msg`
+//! (attribute payloads and reply parsing), `netlink` (the socket and
+//! message framing), `output` (listings), `error` (messages and exit
+//! codes). `main.rs` glues them together.
 
 pub mod cli;
 pub mod error;

@@ -283,7 +283,9 @@ fn list_connections(
 
 fn run(out: &mut dyn Write) -> Result<(), Error> {
     let cmd = match cli::parse(std::env::args_os())? {
-        Invocation::Help(text) | Invocation::Version(text) => return write_out(out, &text),
+        Invocation::Help(text) | Invocation::Version(text) | Invocation::Completions(text) => {
+            return write_out(out, &text)
+        }
         Invocation::Run(cmd) => cmd,
     };
     let mut client = Client::connect().map_err(|e| match e {

@@ -185,10 +185,26 @@ fn clap_command() -> clap::Command {
 }
 
 /// Turns clap's error into a one-line message.
+/// clap's error as one line. A message that ends in a colon lists its
+/// subjects on the indented lines after it ("cannot be used with:" and the
+/// conflicting options): they are joined on, the usage lines dropped.
 fn clap_message(e: &clap::Error) -> String {
     let text = e.to_string();
-    let first = text.lines().next().unwrap_or("invalid command line").trim();
-    first.strip_prefix("error: ").unwrap_or(first).to_string()
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or("invalid command line").trim();
+    let mut msg = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    if msg.ends_with(':') {
+        let items: Vec<&str> = lines
+            .take_while(|l| l.starts_with("  "))
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        if !items.is_empty() {
+            msg.push(' ');
+            msg.push_str(&items.join(", "));
+        }
+    }
+    msg
 }
 
 fn given(m: &ArgMatches, id: &str) -> bool {
@@ -651,7 +667,8 @@ pub fn parse_sched_flags(s: &str, sched: &str) -> Result<u32, UsageError> {
 }
 
 /// One line of `-R` input: `None` for a blank line or a `#` comment, else
-/// the command it holds (a change: -A -E -D -C -a -e -d -Z --set). The
+/// the command it holds (a change: -A -E -D -C -a -e -d -Z --set
+/// --set-option). The
 /// words are split at white space, as ipvsadm does.
 pub fn parse_restore_line(line: &str) -> Result<Option<Command>, UsageError> {
     let line = line.trim();
@@ -663,7 +680,7 @@ pub fn parse_restore_line(line: &str) -> Result<Option<Command>, UsageError> {
     match parse(args)? {
         Invocation::Run(cmd) if cmd.is_change() => Ok(Some(cmd)),
         _ => usage(
-            "only commands that change the rules (-A -E -D -C -a -e -d -Z --set) may be restored",
+            "only commands that change the rules (-A -E -D -C -a -e -d -Z --set --set-option) may be restored",
         ),
     }
 }

@@ -57,7 +57,8 @@ csum_errors() {
 # decapsulation and checksum check, and OUTER (an nft match such as
 # "udp dport 6080") counts what the director encapsulated toward it. With a
 # RIP (NAT; "-" otherwise), the real server then sends a SYN-ACK from its
-# port 80 to a client port nothing opened: that "reply" makes no entry.
+# port 80 to a client port nothing opened: that "reply" makes no entry and
+# reaches the client untranslated (routed, from the real server's address).
 lone() {
   local label=$1 rs=$2 vip=$3 cip=$4 rip=$5 outer=${6:-meta l4proto 253} before after bad ack tun
   ip netns exec "$rs" nft -f - <<NFT || fail "nft on the real server"
@@ -99,10 +100,32 @@ SEGMENTS
   fi
   ip netns exec "$rs" nft delete table inet seen
   [ "$rip" != - ] || return 0
+  # The client counts what arrives for port 47003: the director may route
+  # the segment as it is (both engines do: it is a router), but must not
+  # translate it into a reply from the VIP.
+  local ipf=ip
+  case $vip in *:*) ipf=ip6 ;; esac
+  ip netns exec "$CL" nft -f - <<NFT || fail "nft on the client"
+table inet reply {
+  counter natted {}
+  counter routed {}
+  chain in {
+    type filter hook prerouting priority -300;
+    tcp dport 47003 $ipf saddr $vip counter name natted
+    tcp dport 47003 $ipf saddr $rip counter name routed
+  }
+}
+NFT
   ip netns exec "$rs" python3 "$RVS_ROOT/tests/py/tcp_frame.py" r0 "$(mac_of "$LB" br0)" "$rip" "$cip" 80 47003 SA ||
     fail "$label: tcp_frame.py from the real server"
   sleep 1
+  local natted routed
+  natted=$(nft_counter "$CL" inet reply natted) routed=$(nft_counter "$CL" inet reply routed)
+  ip netns exec "$CL" nft delete table inet reply
+  log "$label: a real server's SYN-ACK to no connection: $(entries 47003) entries; at the client $natted from the VIP, $routed from the real server"
   assert_eq "$(entries 47003)" 0 "$label: entries for a real server's reply to no connection"
+  assert_eq "$natted" 0 "$label: a real server's reply to no connection translated to come from the VIP"
+  assert_eq "$routed" 1 "$label: a real server's reply to no connection routed untouched (as IPVS does)"
 }
 
 # --- NAT

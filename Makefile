@@ -66,7 +66,7 @@ clippy:
 
 fmt:
 	rustfmt --edition 2021 --config-path $(KDIR)/.rustfmt.toml \
-		$(filter-out rvs/bindings_generated.rs,$(wildcard rvs/*.rs))
+		$(filter-out rvs/bindings_generated.rs,$(wildcard rvs/*.rs rvs/sys/*.rs rvs/lb/*.rs))
 	cargo fmt --all
 
 # README's main job: everything from a fresh machine to balanced traffic.

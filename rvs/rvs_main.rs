@@ -2,28 +2,21 @@
 
 //! rvs: a Layer-4 load balancer in the spirit of Linux IPVS, in Rust.
 //!
-//! The crate is split by concern, like IPVS's C files: `netns` (per-namespace
-//! state), `genl` (the generic netlink family), ... Raw C is reached only
-//! through `ffi` (generated bindings) and the small safe wrappers; everything
-//! above them is safe Rust.
+//! Two layers, in two folders: `sys` (rvs/sys/), safe wrappers of the
+//! kernel's C API that know nothing about load balancing (the generated
+//! bindings are private to it), and `lb` (rvs/lb/), the load balancer,
+//! written against them in safe Rust (every file forbids `unsafe`). Below
+//! both, `rvs_core` (rvs/core/) is the pure logic shared with the host
+//! tests. Within each folder the files are split by concern, like IPVS's C
+//! files.
 
 use kernel::prelude::*;
 
-mod conn;
-mod datapath;
-mod ffi;
-mod genl;
-mod hooks;
-mod netdev;
-mod netlink;
-mod netns;
-mod rcu;
-mod route;
-mod service;
-mod skb;
-mod state;
-mod stats;
-mod xmit;
+mod lb;
+mod sys;
+
+use lb::{conn, netlink, state::NetState};
+use sys::{genl, netdev, pernet, rcu};
 
 /// Pure logic shared with the host tests (`rvs/core`, the `rvs-core` crate).
 #[path = "core"]
@@ -60,8 +53,8 @@ struct Rvs {
     // can reach a namespace's state while it is torn down.
     _family: genl::Family<netlink::RvsNetlink>,
     // Before the namespaces' state, which its events reach.
-    _devices: netdev::DeviceEvents,
-    _pernet: netns::Registration<state::NetState>,
+    _devices: netdev::DeviceEvents<NetState>,
+    _pernet: pernet::Registration<NetState>,
     // Last: waits for RCU callbacks (which run this module's code) queued
     // by the teardown above.
     _rcu_barrier: RcuBarrier,
@@ -80,7 +73,7 @@ impl Drop for RcuBarrier {
 
 impl kernel::Module for Rvs {
     fn init(module: &'static ThisModule) -> Result<Self> {
-        let bits = state::conn_tab_bits();
+        let bits = lb::state::conn_tab_bits();
         if let Err(e) = rvs_core::config::validate_conn_tab_bits(bits) {
             pr_err!(
                 "conn_tab_bits={}: {}\n",
@@ -90,7 +83,7 @@ impl kernel::Module for Rvs {
             return Err(Error::from_errno(-e.errno));
         }
         let conn_cache = conn::ConnCache::create()?;
-        let pernet = netns::Registration::new()?;
+        let pernet = pernet::Registration::new()?;
         let devices = netdev::DeviceEvents::register()?;
         let family = genl::Family::register(&netlink::FAMILY, module)?;
         pr_info!("loaded (connection tables of {} buckets)\n", 1u32 << bits);

@@ -19,12 +19,13 @@
 //! (`ip_vs_dst_event`), [`RouteCache::forget`] swaps the whole cache for a
 //! fresh one and frees the old one after an RCU grace period; the
 //! namespace calls it for every real server when one of its devices goes
-//! down or away (`crate::netdev`).
+//! down or away (`crate::sys::netdev`).
 
-use crate::datapath::addr4;
-use crate::ffi;
-use crate::netns::Net;
-use crate::rcu::WriterToken;
+use super::error::ehostunreach;
+use super::ffi;
+use super::inet::{addr4, in6, in6_bytes};
+use super::netns::Net;
+use super::rcu::{BhGuard, ReadGuard, WriterToken};
 use crate::rvs_core::config::AddrFamily;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
@@ -46,6 +47,7 @@ impl Route {
     ///
     /// `dst` is null or a valid route whose reference the caller hands over.
     unsafe fn from_raw(dst: *mut ffi::dst_entry) -> Option<Self> {
+        // INVARIANT: the caller hands over the reference on a valid route.
         NonNull::new(dst).map(|dst| Self { dst })
     }
 
@@ -56,7 +58,7 @@ impl Route {
     }
 
     /// Gives up ownership of the reference (to the packet).
-    pub(crate) fn into_raw(self) -> *mut ffi::dst_entry {
+    pub(super) fn into_raw(self) -> *mut ffi::dst_entry {
         let dst = self.dst.as_ptr();
         core::mem::forget(self);
         dst
@@ -165,7 +167,7 @@ impl RouteCache {
     /// Forgets the cached routes lazily (the forwarding method changed):
     /// each CPU drops its route at its next use.
     pub(crate) fn reset(&self) {
-        let _rcu = crate::rcu::ReadGuard::new();
+        let _rcu = ReadGuard::new();
         let node = self.node.load(Ordering::Acquire);
         if !node.is_null() {
             // SAFETY: a non-null node stays allocated until a grace period
@@ -217,7 +219,7 @@ impl RouteCache {
     /// The cached route to a server of family `af` and its source address
     /// (16-byte form), if this CPU has a valid one. Bottom halves must be
     /// off (`_bh`).
-    fn get(&self, _bh: &crate::rcu::BhGuard, af: AddrFamily) -> Option<(Route, [u8; 16])> {
+    fn get(&self, _bh: &BhGuard, af: AddrFamily) -> Option<(Route, [u8; 16])> {
         let node = self.node.load(Ordering::Acquire);
         if node.is_null() {
             return None;
@@ -239,8 +241,7 @@ impl RouteCache {
                 let mut s6 = in6(&[0; 16]);
                 // SAFETY: as for IPv4.
                 let dst = unsafe { ffi::dst_cache_get_ip6((*node).cache.get(), &mut s6) };
-                // SAFETY: every bit pattern is a valid byte array.
-                saddr = unsafe { s6.in6_u.u6_addr8 };
+                saddr = in6_bytes(&s6);
                 dst
             }
         };
@@ -250,7 +251,7 @@ impl RouteCache {
 
     /// Stores `route` (source address `saddr`) in this CPU's slot; the
     /// cache takes a reference of its own.
-    fn set(&self, _bh: &crate::rcu::BhGuard, af: AddrFamily, route: &Route, saddr: &[u8; 16]) {
+    fn set(&self, _bh: &BhGuard, af: AddrFamily, route: &Route, saddr: &[u8; 16]) {
         let node = self.node.load(Ordering::Acquire);
         if node.is_null() {
             return;
@@ -296,7 +297,7 @@ fn lookup(
     daddr: &[u8; 16],
     known_nh: bool,
 ) -> Result<(Route, [u8; 16])> {
-    let unreachable = || crate::genl::errno(ffi::EHOSTUNREACH);
+    let unreachable = ehostunreach;
     let mut saddr = [0u8; 16];
     let route = match af {
         AddrFamily::Inet => {
@@ -337,25 +338,17 @@ fn lookup(
             if unsafe { ffi::rvs_dst6_saddr(net.as_ptr(), dst, &d6, &mut s6) } != 0 {
                 return Err(unreachable());
             }
-            // SAFETY: every bit pattern is a valid byte array.
-            saddr = unsafe { s6.in6_u.u6_addr8 };
+            saddr = in6_bytes(&s6);
             route
         }
     };
     Ok((route, saddr))
 }
 
-/// An IPv6 address in the kernel's form.
-fn in6(addr: &[u8; 16]) -> ffi::in6_addr {
-    ffi::in6_addr {
-        in6_u: ffi::in6_addr__bindgen_ty_1 { u6_addr8: *addr },
-    }
-}
-
 /// The output route to `daddr` (family `af`, 16-byte form): the one in
 /// `cache` if it is still valid, else a fresh lookup (then cached). See
 /// [`lookup`] for `known_nh` and the errors. The caller attaches it to the
-/// packet ([`crate::skb::Skb::set_route`]) once the checks that may answer the sender
+/// packet (`Skb::set_route`) once the checks that may answer the sender
 /// (TTL, MTU) are done: ICMP errors take their source address from the
 /// packet's input route (the VIP, as IPVS), not from the route out.
 pub(crate) fn route_to(
@@ -368,7 +361,7 @@ pub(crate) fn route_to(
     // The per-CPU slots need this CPU to stay ours (LOCAL_OUT runs in
     // process context), and bottom halves off also keep the cache node
     // alive (an RCU read-side section).
-    let bh = crate::rcu::BhGuard::new();
+    let bh = BhGuard::new();
     let (route, saddr) = match cache.get(&bh, af) {
         Some(hit) => hit,
         None => {

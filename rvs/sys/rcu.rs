@@ -11,10 +11,12 @@
 //! [`RcuCell::replace`]; the old one is freed by `call_rcu` after every
 //! reader that could see it has finished.
 
-use crate::ffi;
+use super::ffi;
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::prelude::*;
+use kernel::sync::lock::{mutex::MutexBackend, Guard};
+use kernel::sync::Mutex;
 use kernel::types::Opaque;
 
 /// An RCU read-side critical section (`rcu_read_lock`).
@@ -211,7 +213,61 @@ impl<T: Send + Sync> Drop for RcuOpt<T> {
 
 /// Proof of exclusive write access to a set of RCU cells: the guard of the
 /// mutex that serializes their writers.
-pub(crate) trait WriterToken {}
+///
+/// # Safety
+///
+/// A `&Self` may exist only while its holder holds the lock that serializes
+/// every writer of the cells it is used with (so no `replace` runs while a
+/// reference from `get_writer` lives). The only implementor is
+/// [`Writer`], the guard of a [`WriterLock`]; code outside this layer
+/// cannot make one without taking that lock.
+pub(crate) unsafe trait WriterToken {}
+
+/// The mutex that serializes the writers of a set of RCU cells (a
+/// namespace's configuration lock); its guard, [`Writer`], is their
+/// [`WriterToken`].
+///
+/// Which cells a lock covers is the owner's layout: each namespace's state
+/// owns its lock and its cells, and writes its cells only with its own
+/// lock's guard (the token proves that *a* writer lock is held; it does not
+/// name the cells, as `LockedBy` does at the cost of a pointer per cell).
+#[pin_data]
+pub(crate) struct WriterLock<T> {
+    #[pin]
+    mutex: Mutex<T>,
+}
+
+impl<T> WriterLock<T> {
+    /// A lock around `data` (from `new_mutex!`, which names its class).
+    pub(crate) fn new(mutex: impl PinInit<Mutex<T>>) -> impl PinInit<Self> {
+        pin_init!(Self { mutex <- mutex })
+    }
+
+    /// Takes the lock (may sleep).
+    pub(crate) fn lock(&self) -> Writer<'_, T> {
+        Writer(self.mutex.lock())
+    }
+}
+
+/// A held [`WriterLock`]: the data it guards, and the writer token.
+pub(crate) struct Writer<'a, T>(Guard<'a, T, MutexBackend>);
+
+// SAFETY: a `Writer` exists only while its mutex is held (it wraps the
+// mutex's guard and nothing else constructs one).
+unsafe impl<T> WriterToken for Writer<'_, T> {}
+
+impl<T> core::ops::Deref for Writer<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> core::ops::DerefMut for Writer<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}
 
 /// # Safety
 ///
@@ -252,5 +308,58 @@ impl<T> core::ops::Deref for BhLocked<'_, T> {
 impl<T> core::ops::DerefMut for BhLocked<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
         &mut self.guard
+    }
+}
+
+/// A heap value published once (by a writer) and read lock-free until its
+/// owner drops: `get` needs no read-side section, because the value is
+/// never replaced or freed while the cell is shared.
+///
+/// # Invariants
+///
+/// `ptr` is null or points to a value from `KBox::into_raw` owned by the
+/// cell, which is dropped only with the cell.
+pub(crate) struct SetOnce<T> {
+    ptr: AtomicPtr<T>,
+    _owns: PhantomData<T>,
+}
+
+impl<T> SetOnce<T> {
+    /// An empty cell.
+    pub(crate) fn new() -> Self {
+        // INVARIANT: null.
+        Self {
+            ptr: AtomicPtr::new(core::ptr::null_mut()),
+            _owns: PhantomData,
+        }
+    }
+
+    /// The value, once set.
+    pub(crate) fn get(&self) -> Option<&T> {
+        let p = self.ptr.load(Ordering::Acquire);
+        // SAFETY: null or a value owned by the cell (invariant), which lives
+        // as long as the cell and so at least as long as `&self`.
+        unsafe { p.as_ref() }
+    }
+
+    /// Publishes `value` if the cell is empty (writers are serialized by
+    /// `_writer`); `value` is dropped if it is set already.
+    pub(crate) fn set(&self, value: KBox<T>, _writer: &mut impl WriterToken) {
+        if self.ptr.load(Ordering::Acquire).is_null() {
+            // INVARIANT: the cell takes ownership; an empty cell was never
+            // handed out a reference, so nothing is overwritten.
+            self.ptr.store(KBox::into_raw(value), Ordering::Release);
+        }
+    }
+}
+
+impl<T> Drop for SetOnce<T> {
+    fn drop(&mut self) {
+        let p = *self.ptr.get_mut();
+        if !p.is_null() {
+            // SAFETY: from `KBox::into_raw` in `set`, owned by the cell, and
+            // `&mut self` means nothing else refers to it.
+            drop(unsafe { KBox::from_raw(p) });
+        }
     }
 }

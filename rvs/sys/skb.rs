@@ -10,9 +10,10 @@
 //! a malformed or truncated packet can at worst fail the call. Writing
 //! first makes the bytes private to us (`skb_ensure_writable`).
 
-use crate::datapath::addr4;
-use crate::ffi;
-use crate::netns::Net;
+use super::ffi;
+use super::inet::{addr4, in6};
+use super::netns::Net;
+use super::route::Route;
 use crate::rvs_core::config::AddrFamily;
 use crate::rvs_core::icmp::{
     ICMPV6_DEST_UNREACH, ICMPV6_EXC_HOPLIMIT, ICMPV6_PKT_TOOBIG, ICMPV6_PORT_UNREACH,
@@ -22,6 +23,28 @@ use crate::rvs_core::icmp::{
 use crate::rvs_core::packet;
 use core::marker::PhantomData;
 use kernel::prelude::*;
+
+/// A netfilter hook, for checksum checks that depend on where the packet
+/// is (`NF_INET_*`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NfHook {
+    /// `NF_INET_LOCAL_IN`.
+    LocalIn,
+    /// `NF_INET_LOCAL_OUT`.
+    LocalOut,
+    /// `NF_INET_FORWARD`.
+    Forward,
+}
+
+impl NfHook {
+    fn number(self) -> u32 {
+        match self {
+            Self::LocalIn => ffi::NF_INET_LOCAL_IN,
+            Self::LocalOut => ffi::NF_INET_LOCAL_OUT,
+            Self::Forward => ffi::NF_INET_FORWARD,
+        }
+    }
+}
 
 /// A packet owned by the netfilter hook that is processing it.
 ///
@@ -39,7 +62,8 @@ impl<'a> Skb<'a> {
     ///
     /// `ptr` is a valid `sk_buff` owned by the caller's hook invocation for
     /// `'a`, not accessed elsewhere meanwhile.
-    pub(crate) unsafe fn from_raw(ptr: *mut ffi::sk_buff) -> Self {
+    pub(super) unsafe fn from_raw(ptr: *mut ffi::sk_buff) -> Self {
+        // INVARIANT: the caller guarantees validity and exclusivity for `'a`.
         Self {
             ptr,
             _p: PhantomData,
@@ -102,7 +126,7 @@ impl<'a> Skb<'a> {
     /// means "none" and counts as good too. Reads paged data as well.
     pub(crate) fn l4_csum_ok(
         &mut self,
-        hook: u32,
+        hook: NfHook,
         l4_off: usize,
         proto: u8,
         af: AddrFamily,
@@ -128,7 +152,7 @@ impl<'a> Skb<'a> {
         // at the network header, which the caller parsed (`l4_off` lies
         // within the packet); `nf_checksum` reads the packet and may only
         // record the result in `ip_summed`/`csum`.
-        unsafe { ffi::nf_checksum(self.ptr, hook, off, proto, family as u16) == 0 }
+        unsafe { ffi::nf_checksum(self.ptr, hook.number(), off, proto, family as u16) == 0 }
     }
 
     /// Drops the first `off` bytes so the IPv4 packet quoted there (header
@@ -290,7 +314,7 @@ impl<'a> Skb<'a> {
 impl Skb<'_> {
     /// Attaches `route` as the packet's output route, replacing (and
     /// releasing) the one it had.
-    pub(crate) fn set_route(&mut self, route: crate::route::Route) {
+    pub(crate) fn set_route(&mut self, route: Route) {
         // SAFETY: valid skb (invariant); the skb takes over the route's
         // reference.
         unsafe { ffi::rvs_skb_set_dst(self.ptr, route.into_raw()) };
@@ -309,7 +333,7 @@ impl Skb<'_> {
 /// packet also loses its receive checksum and timestamp, as a forwarded
 /// one does (`ip_forward`).
 pub(crate) fn local_out(net: &Net, skb: Skb<'_>, af: AddrFamily, from_wire: bool, track: bool) {
-    // SAFETY: valid skb with a route attached by `route::route_to`; ownership
+    // SAFETY: valid skb with a route attached by `super::route::route_to`; ownership
     // passes to the output path (the caller returns NF_STOLEN).
     unsafe {
         ffi::rvs_skb_mark_xmit(skb.ptr);
@@ -409,6 +433,25 @@ pub(crate) fn cow_head(skb: &mut Skb<'_>, headroom: u32) -> Result {
     Ok(())
 }
 
+/// GSO types of encapsulated packets (`SKB_GSO_*`, for [`tunnel_prepare`]).
+pub(crate) mod gso {
+    use super::ffi;
+    /// An IPv4 outer header.
+    pub(crate) const IPXIP4: u32 = ffi::SKB_GSO_IPXIP4;
+    /// An IPv6 outer header.
+    pub(crate) const IPXIP6: u32 = ffi::SKB_GSO_IPXIP6;
+    /// A UDP tunnel header without checksum.
+    pub(crate) const UDP_TUNNEL: u32 = ffi::SKB_GSO_UDP_TUNNEL;
+    /// A UDP tunnel header with checksum.
+    pub(crate) const UDP_TUNNEL_CSUM: u32 = ffi::SKB_GSO_UDP_TUNNEL_CSUM;
+    /// Remote checksum offload.
+    pub(crate) const TUNNEL_REMCSUM: u32 = ffi::SKB_GSO_TUNNEL_REMCSUM;
+    /// A GRE header without checksum.
+    pub(crate) const GRE: u32 = ffi::SKB_GSO_GRE;
+    /// A GRE header with checksum.
+    pub(crate) const GRE_CSUM: u32 = ffi::SKB_GSO_GRE_CSUM;
+}
+
 /// Readies the packet for tunnel headers in front of it: GSO packets are
 /// marked for segmentation as `gso_type` (SKB_GSO_* bits), and the inner
 /// headers and protocol (IPPROTO_IPIP or IPPROTO_IPV6) are recorded.
@@ -501,12 +544,7 @@ pub(crate) fn udp_tunnel_csum(
             };
         }
         AddrFamily::Inet6 => {
-            let s = ffi::in6_addr {
-                in6_u: ffi::in6_addr__bindgen_ty_1 { u6_addr8: *saddr },
-            };
-            let d = ffi::in6_addr {
-                in6_u: ffi::in6_addr__bindgen_ty_1 { u6_addr8: *daddr },
-            };
+            let (s, d) = (in6(saddr), in6(daddr));
             // SAFETY: valid skb whose transport header is the UDP header
             // at `data`; the addresses are live locals, read only during
             // the call.

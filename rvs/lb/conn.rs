@@ -23,72 +23,22 @@
 //! defences (`drop_entry`, `secure_tcp`; see `rvs_core::defense`) evict or
 //! shorten *embryonic* entries, those no real client has confirmed yet.
 
-use crate::ffi;
-use crate::rcu::{lock_bh, ReadGuard};
+use crate::lb::service::{Dest, Service};
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::defense;
 use crate::rvs_core::expiry::{self, before32, expired, EntryView, Fate, NextLook, Pass};
 use crate::rvs_core::hash::{self, SipKey};
 use crate::rvs_core::proto::{ConnState, Counted, Counters};
 use crate::rvs_core::proto::{Dir, TcpFlags, TcpState, Timeouts};
-use crate::service::{Dest, Service};
-use core::ptr::{self, NonNull};
-use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use crate::sys::chain::{BucketGuard, ChainItem, ChainTable, Entry, EntryRef, NewEntry, RefSlot};
+use crate::sys::rcu::ReadGuard;
+use crate::sys::slab::{CacheOwner, CacheSlot};
+use crate::sys::time::{hz, jiffies, secs_to_jiffies};
+use crate::sys::{random, sched as ksched};
+use core::ptr;
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use kernel::prelude::*;
-use kernel::sync::{new_spinlock, Arc, SpinLock};
-use kernel::types::Opaque;
-
-/// A chain walked by the eviction scan under its stripe lock (held while
-/// the iterator lives).
-struct LockedChain<'a> {
-    _guard: crate::rcu::BhLocked<'a, ()>,
-    p: *mut Conn,
-    now: u64,
-}
-
-impl Iterator for LockedChain<'_> {
-    type Item = (*const Conn, defense::EvictSeen);
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.p.is_null() {
-            return None;
-        }
-        // SAFETY: under the chain's stripe lock (`_guard`), entries in it
-        // are live and only lock holders unlink them.
-        let c = unsafe { &*self.p };
-        self.p = c.next.load(Ordering::Relaxed);
-        let seen = defense::EvictSeen {
-            embryonic: c.is_embryonic(),
-            idle: c.idle(self.now),
-        };
-        Some((ptr::from_ref(c), seen))
-    }
-}
-
-/// A chain walked under an RCU read-side section (`_g`), for dumps: each
-/// entry with whether lookups see it (live) at `now`.
-struct RcuChain<'g> {
-    p: *mut Conn,
-    now: u64,
-    _g: &'g ReadGuard,
-}
-
-impl<'g> Iterator for RcuChain<'g> {
-    type Item = (&'g Conn, bool);
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.p.is_null() {
-            return None;
-        }
-        // SAFETY: entries reachable from a bucket are live, and one that is
-        // unlinked meanwhile is freed only after a grace period, which
-        // cannot end while the read-side section `_g` (borrowed for `'g`)
-        // is held.
-        let c: &'g Conn = unsafe { &*self.p };
-        self.p = c.next.load(Ordering::Acquire);
-        Some((c, c.is_live(self.now)))
-    }
-}
+use kernel::sync::{new_spinlock, Arc};
 
 /// Number of bucket lock stripes.
 pub(crate) const LOCK_STRIPES: usize = 64;
@@ -101,19 +51,6 @@ const HINT_SHIFT: u32 = 4;
 const TEMPLATE_REARM_SECS: u32 = 60;
 /// The collector looks at every bucket at least this often (seconds).
 const HINT_MAX_SECS: u32 = 60;
-
-/// The current time in jiffies.
-pub(crate) fn jiffies() -> u64 {
-    // SAFETY: reads a global counter.
-    unsafe { ffi::rvs_jiffies() as u64 }
-}
-
-/// Seconds to jiffies.
-pub(crate) fn secs_to_jiffies(secs: u32) -> u64 {
-    // SAFETY: reads a constant.
-    let hz = unsafe { ffi::rvs_hz() } as u64;
-    u64::from(secs).saturating_mul(hz)
-}
 
 /// The addresses of one connection, as seen by the director.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -160,15 +97,12 @@ impl Tuple {
     }
 }
 
-/// One connection through the director.
+/// One connection through the director, in an [`Entry`] of the table
+/// (which adds the chain link, the RCU head, the reference count that
+/// templates use and the bucket).
 ///
-/// Fields are ordered so that the entry packs into 128 bytes (one kmalloc-128
-/// object, see [`ENTRY_SIZE`]).
-#[repr(C)]
+/// The entry packs into 128 bytes (see [`ENTRY_SIZE`]).
 pub(crate) struct Conn {
-    /// Must stay first: `free_conn` finds the entry from its `rcu_head`.
-    rcu: Opaque<ffi::callback_head>,
-    next: AtomicPtr<Conn>,
     /// The real server; kept alive by this reference after deletion.
     pub(crate) dest: Arc<Dest>,
     /// The service it was scheduled by (for its counters).
@@ -188,20 +122,30 @@ pub(crate) struct Conn {
     in_pkts: AtomicU8,
     /// Jiffies (low 32 bits) of the client's last packet.
     last_in: AtomicU32,
-    /// Its bucket in the table (`u32::MAX` for an entry outside it), for
-    /// the collector's hint when its expiry moves earlier.
-    bucket: u32,
-    /// Templates: references to the entry's memory, 1 while it is in the
-    /// table plus 1 per connection it controls (IPVS's `n_control`); the
-    /// last one dropped frees it. 0 for connections.
-    refs: AtomicU32,
-    /// Connections: the template that controls this one (null if none),
+    /// Connections: the template that controls this one (none if none),
     /// kept in the table while this connection is (see [`ControlRef`]).
-    control: AtomicPtr<Conn>,
+    /// Templates are entries counted by the chain (`Entry::refs`: 1 while
+    /// in the table plus 1 per connection it controls, IPVS's
+    /// `n_control`; the last one dropped frees it); connections are not.
+    control: RefSlot<Conn>,
+}
+
+/// A connection in the table (or built on the stack, `Conn::one_packet`).
+pub(crate) type ConnEntry = Entry<Conn>;
+
+/// The slab cache of connection entries, `rvs_conn` in /proc/slabinfo
+/// (IPVS has `ip_vs_conn`): entries are packed at their own size instead of
+/// a kmalloc size class, and their memory is visible per cache.
+static CONN_CACHE: CacheSlot<ConnEntry> = CacheSlot::new();
+
+impl ChainItem for Conn {
+    fn cache() -> &'static CacheSlot<ConnEntry> {
+        &CONN_CACHE
+    }
 }
 
 /// Size of one entry in bytes (memory accounting).
-pub(crate) const ENTRY_SIZE: usize = core::mem::size_of::<Conn>();
+pub(crate) const ENTRY_SIZE: usize = core::mem::size_of::<ConnEntry>();
 // Entries are packed in the rvs_conn cache; keep them within 128 bytes.
 const _: () = assert!(ENTRY_SIZE <= 128);
 
@@ -228,26 +172,16 @@ impl Conn {
         fwd: FwdMethod,
         dest: Arc<Dest>,
         svc: Arc<Service>,
-    ) -> Conn {
-        let c = Conn::fresh(
-            tuple,
-            fwd,
-            dest,
-            svc,
-            false,
-            jiffies(),
-            u32::MAX,
-            ptr::null_mut(),
-        );
+    ) -> ConnEntry {
+        let c = Conn::fresh(tuple, fwd, dest, svc, false, jiffies(), None);
         // Its one datagram came from the client.
         c.in_pkts.store(1, Ordering::Relaxed);
-        c
+        Entry::unhashed(c)
     }
 
-    /// A new entry in state NONE, expiring at `expires` (jiffies), for
-    /// `bucket` (`u32::MAX`: outside the table), controlled by the
-    /// template `control` (null: none; the entry takes over a reference).
-    #[allow(clippy::too_many_arguments)]
+    /// A new entry in state NONE, expiring at `expires` (jiffies),
+    /// controlled by the template `control` (the entry takes over the
+    /// reference).
     fn fresh(
         tuple: Tuple,
         fwd: FwdMethod,
@@ -255,12 +189,9 @@ impl Conn {
         svc: Arc<Service>,
         template: bool,
         expires: u64,
-        bucket: u32,
-        control: *mut Conn,
+        control: Option<ControlRef>,
     ) -> Conn {
         Conn {
-            rcu: Opaque::uninit(),
-            next: AtomicPtr::new(ptr::null_mut()),
             tuple,
             fwd,
             dest,
@@ -270,9 +201,7 @@ impl Conn {
             last_in: AtomicU32::new(jiffies() as u32),
             template,
             in_pkts: AtomicU8::new(0),
-            bucket,
-            refs: AtomicU32::new(u32::from(template)),
-            control: AtomicPtr::new(control),
+            control: RefSlot::new(control.map(|r| r.0)),
         }
     }
 
@@ -354,25 +283,12 @@ impl Conn {
         if expired(t, now) {
             return 0;
         }
-        // SAFETY: reads a constant.
-        let hz = unsafe { ffi::rvs_hz() } as u64;
-        let ms = t.wrapping_sub(now).saturating_mul(1000) / hz.max(1);
+        let ms = t.wrapping_sub(now).saturating_mul(1000) / hz().max(1);
         u32::try_from(ms).unwrap_or(u32::MAX)
     }
 
     fn is_expired(&self, now: u64) -> bool {
         expired(self.expires.load(Ordering::Relaxed), now)
-    }
-
-    /// Whether a template controls live connections (and so lives on
-    /// past its expiry, as IPVS's `ip_vs_conn_expire` keeps it).
-    fn controls(&self) -> bool {
-        self.template && self.refs.load(Ordering::Relaxed) > 1
-    }
-
-    /// Whether lookups and listings see the entry.
-    fn is_live(&self, now: u64) -> bool {
-        !self.is_expired(now) || self.controls()
     }
 
     /// Whether nothing proves a real client is behind this entry yet (see
@@ -389,6 +305,19 @@ impl Conn {
     /// Jiffies since the client's last packet.
     fn idle(&self, now: u64) -> u32 {
         expiry::since32(now, self.last_in.load(Ordering::Relaxed))
+    }
+}
+
+impl ConnEntry {
+    /// Whether a template controls live connections (and so lives on
+    /// past its expiry, as IPVS's `ip_vs_conn_expire` keeps it).
+    fn controls(&self) -> bool {
+        self.template && self.refs() > 1
+    }
+
+    /// Whether lookups and listings see the entry.
+    fn is_live(&self, now: u64) -> bool {
+        !self.is_expired(now) || self.controls()
     }
 }
 
@@ -412,52 +341,16 @@ impl Counters for ServerCounts<'_> {
 /// control: the template stays in the table while that connection is
 /// (IPVS's `ip_vs_control_add`). A connection inserted with it keeps it
 /// until it is removed itself; dropped unused, it is given back.
-pub(crate) struct ControlRef(NonNull<Conn>);
+pub(crate) struct ControlRef(EntryRef<Conn>);
 
 impl ControlRef {
     /// A reference to template `t` (found by a lookup in the caller's
     /// read section); `None` if the collector is removing it already.
-    pub(crate) fn new(t: &Conn) -> Option<Self> {
+    pub(crate) fn new(t: &ConnEntry) -> Option<Self> {
         if !t.template {
             return None;
         }
-        t.refs
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |r| {
-                (r != 0).then(|| r.saturating_add(1))
-            })
-            .ok()?;
-        Some(Self(NonNull::from(t)))
-    }
-
-    fn into_raw(self) -> *mut Conn {
-        let p = self.0.as_ptr();
-        core::mem::forget(self);
-        p
-    }
-}
-
-impl Drop for ControlRef {
-    fn drop(&mut self) {
-        // SAFETY: the reference counted in `new` keeps the template's
-        // memory until this call gives it back.
-        unsafe { release_template(self.0.as_ptr()) };
-    }
-}
-
-/// Drops one reference to a template; the last one frees it after a grace
-/// period (it is out of the table by then: the table's own reference went
-/// when it was unlinked).
-///
-/// # Safety
-///
-/// `t` is a template and the caller owns one of its references.
-unsafe fn release_template(t: *mut Conn) {
-    // SAFETY: the caller's reference keeps `*t` allocated.
-    let c = unsafe { &*t };
-    if c.refs.fetch_sub(1, Ordering::AcqRel) == 1 {
-        // SAFETY: no reference is left, the entry is unlinked; readers
-        // that found it before are waited for by the grace period.
-        unsafe { ffi::call_rcu(c.rcu.get(), Some(free_conn)) };
+        EntryRef::new(t).map(Self)
     }
 }
 
@@ -465,103 +358,25 @@ fn dec_saturating(a: &AtomicU32) {
     let _ = a.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_sub(1));
 }
 
-/// The slab cache of connection entries, `rvs_conn` in /proc/slabinfo
-/// (IPVS has `ip_vs_conn`): entries are packed at their own size instead of
-/// a kmalloc size class, and their memory is visible per cache.
-static CONN_CACHE: AtomicPtr<ffi::kmem_cache> = AtomicPtr::new(ptr::null_mut());
-
 /// Owner of the connection cache: created at module load before any
 /// namespace, destroyed at unload after the RCU barrier (every entry freed).
-pub(crate) struct ConnCache(());
+pub(crate) struct ConnCache(#[allow(dead_code)] CacheOwner<ConnEntry>);
 
 impl ConnCache {
     /// Creates the cache.
     pub(crate) fn create() -> Result<Self> {
-        let size = u32::try_from(core::mem::size_of::<Conn>()).map_err(|_| EINVAL)?;
-        let align = u32::try_from(core::mem::align_of::<Conn>()).map_err(|_| EINVAL)?;
-        // SAFETY: the name is a static NUL-terminated string (the cache keeps
-        // the pointer); size and alignment are those of `Conn`.
-        let cache = unsafe { ffi::rvs_kmem_cache_create(c"rvs_conn".as_ptr(), size, align) };
-        if cache.is_null() {
-            return Err(ENOMEM);
-        }
-        CONN_CACHE.store(cache, Ordering::Release);
-        Ok(Self(()))
-    }
-}
-
-impl Drop for ConnCache {
-    fn drop(&mut self) {
-        let cache = CONN_CACHE.swap(ptr::null_mut(), Ordering::AcqRel);
-        // SAFETY: created in `create`; dropped after every namespace's table
-        // was cleared and after `rcu_barrier`, so no entry is left in it.
-        unsafe { ffi::kmem_cache_destroy(cache) };
-    }
-}
-
-/// An owned connection entry in the cache (what `KBox` is for kmalloc).
-struct ConnBox(NonNull<Conn>);
-
-impl ConnBox {
-    /// Moves `conn` into a new cache object; `None` if memory is short.
-    fn new(conn: Conn) -> Option<Self> {
-        let cache = CONN_CACHE.load(Ordering::Acquire);
-        if cache.is_null() {
-            return None;
-        }
-        // SAFETY: `cache` is live while the module is loaded (destroyed only
-        // after every table is gone); GFP_ATOMIC may be used in softirq.
-        let p = NonNull::new(unsafe { ffi::rvs_kmem_cache_alloc_atomic(cache) }.cast::<Conn>())?;
-        // SAFETY: `p` is a fresh object of the cache, which was created with
-        // `Conn`'s size and alignment; nothing else refers to it.
-        unsafe { p.as_ptr().write(conn) };
-        Some(Self(p))
-    }
-
-    fn into_raw(self) -> *mut Conn {
-        let p = self.0.as_ptr();
-        core::mem::forget(self);
-        p
-    }
-
-    /// # Safety
-    ///
-    /// `p` came from [`ConnBox::into_raw`] and nothing else refers to it.
-    unsafe fn from_raw(p: *mut Conn) -> Option<Self> {
-        NonNull::new(p).map(Self)
-    }
-}
-
-impl core::ops::Deref for ConnBox {
-    type Target = Conn;
-    fn deref(&self) -> &Conn {
-        // SAFETY: owned, initialized entry (invariant of the type).
-        unsafe { self.0.as_ref() }
-    }
-}
-
-impl Drop for ConnBox {
-    fn drop(&mut self) {
-        let p = self.0.as_ptr();
-        // SAFETY: the entry is owned and initialized; after dropping its
-        // fields (the server and service references) its memory goes back
-        // to the cache it came from, which outlives every entry.
-        unsafe {
-            ptr::drop_in_place(p);
-            ffi::kmem_cache_free(CONN_CACHE.load(Ordering::Acquire), p.cast());
-        }
+        CONN_CACHE.create(c"rvs_conn").map(Self)
     }
 }
 
 /// The table.
 pub(crate) struct ConnTable {
-    buckets: KVVec<AtomicPtr<Conn>>,
+    chains: ChainTable<Conn>,
     /// Per group of `1 << HINT_SHIFT` buckets, jiffies (low 32 bits) by
     /// which the collector must look at the group again: no entry in it
     /// expires earlier. Lowered by whoever moves an expiry earlier; set by
     /// the collector after a look, never further than `HINT_MAX_SECS`.
     hints: KVVec<AtomicU32>,
-    locks: KVec<Pin<KBox<SpinLock<()>>>>,
     bits: u32,
     key: SipKey,
     count: AtomicU32,
@@ -575,12 +390,6 @@ pub(crate) struct ConnTable {
     last_full_log: AtomicU64,
 }
 
-// SAFETY: entries are only freed after an RCU grace period (see `unlink`),
-// and shared state is atomics or behind the stripe locks.
-unsafe impl Send for ConnTable {}
-// SAFETY: as above.
-unsafe impl Sync for ConnTable {}
-
 impl ConnTable {
     /// A table of `1 << bits` buckets.
     pub(crate) fn new(bits: u32) -> Result<Self> {
@@ -589,30 +398,20 @@ impl ConnTable {
         // Charged to the memory cgroup of whoever adds the namespace's first
         // service: root of a user namespace may do so (GENL_UNS_ADMIN_PERM),
         // and a namespace per container must not be free kernel memory.
-        let mut buckets = KVVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?;
-        for _ in 0..n {
-            buckets.push(AtomicPtr::new(ptr::null_mut()), GFP_KERNEL_ACCOUNT)?;
-        }
+        let chains = ChainTable::new(n, LOCK_STRIPES, || {
+            new_spinlock!((), "rvs_conn_bucket")
+        })?;
         let groups = (n >> HINT_SHIFT).max(1);
         let mut hints = KVVec::with_capacity(groups, GFP_KERNEL_ACCOUNT)?;
         for _ in 0..groups {
             // Due at once: the first pass sets real hints.
             hints.push(AtomicU32::new(jiffies() as u32), GFP_KERNEL_ACCOUNT)?;
         }
-        let mut locks = KVec::with_capacity(LOCK_STRIPES, GFP_KERNEL_ACCOUNT)?;
-        for _ in 0..LOCK_STRIPES {
-            locks.push(
-                KBox::pin_init(new_spinlock!((), "rvs_conn_bucket"), GFP_KERNEL_ACCOUNT)?,
-                GFP_KERNEL_ACCOUNT,
-            )?;
-        }
         let mut key = [0u8; 16];
-        // SAFETY: `key` is a valid 16-byte buffer.
-        unsafe { ffi::get_random_bytes(key.as_mut_ptr().cast(), key.len()) };
+        random::fill(&mut key);
         Ok(Self {
-            buckets,
+            chains,
             hints,
-            locks,
             bits,
             key: SipKey::from_bytes(&key),
             count: AtomicU32::new(0),
@@ -640,7 +439,7 @@ impl ConnTable {
 
     /// Bytes held by the table: bucket array plus entries.
     pub(crate) fn memory(&self) -> u64 {
-        defense::table_bytes(self.buckets.len(), self.count(), ENTRY_SIZE)
+        defense::table_bytes(self.chains.len(), self.count(), ENTRY_SIZE)
             + (self.hints.len() * core::mem::size_of::<AtomicU32>()) as u64
     }
 
@@ -692,28 +491,16 @@ impl ConnTable {
         hash::bucket(h.wrapping_add(u64::from(af.to_u16())), self.bits)
     }
 
-    fn lock(&self, bucket: usize) -> Option<&SpinLock<()>> {
-        self.locks.get(bucket % LOCK_STRIPES).map(|l| &**l)
-    }
-
     fn walk<'g>(
         &'g self,
-        _g: &'g ReadGuard,
+        g: &'g ReadGuard,
         bucket: usize,
         mut pred: impl FnMut(&Conn) -> bool,
-    ) -> Option<&'g Conn> {
+    ) -> Option<&'g ConnEntry> {
         let now = jiffies();
-        let mut p = self.buckets.get(bucket)?.load(Ordering::Acquire);
-        while !p.is_null() {
-            // SAFETY: entries reachable from a bucket are live, and one that is unlinked meanwhile
-            // is freed only after the caller's read-side section (`_g`) ends.
-            let c = unsafe { &*p };
-            if pred(c) && c.is_live(now) {
-                return Some(c);
-            }
-            p = c.next.load(Ordering::Acquire);
-        }
-        None
+        self.chains
+            .iter(g, bucket)?
+            .find(|c| pred(c) && c.is_live(now))
     }
 
     /// The connection a request from a client belongs to.
@@ -727,7 +514,7 @@ impl ConnTable {
         cport: u16,
         vaddr: &[u8; 16],
         vport: u16,
-    ) -> Option<&'g Conn> {
+    ) -> Option<&'g ConnEntry> {
         let b = self.bucket_of(af, protocol, caddr, cport);
         self.walk(g, b, |c| {
             !c.template
@@ -745,7 +532,7 @@ impl ConnTable {
         caddr: &[u8; 16],
         vaddr: &[u8; 16],
         vport: u16,
-    ) -> Option<&'g Conn> {
+    ) -> Option<&'g ConnEntry> {
         let b = self.bucket_of(af, protocol, caddr, 0);
         self.walk(g, b, |c| {
             let t = &c.tuple;
@@ -769,7 +556,7 @@ impl ConnTable {
         dport: u16,
         caddr: &[u8; 16],
         cport: u16,
-    ) -> Option<&'g Conn> {
+    ) -> Option<&'g ConnEntry> {
         let b = self.bucket_of(af, protocol, caddr, cport);
         self.walk(g, b, |c| {
             let t = &c.tuple;
@@ -801,7 +588,7 @@ impl ConnTable {
         expire_secs: u32,
         limits: Limits,
         control: Option<ControlRef>,
-    ) -> Option<&'g Conn> {
+    ) -> Option<&'g ConnEntry> {
         let bucket = self.bucket_of(tuple.af, tuple.protocol, &tuple.caddr, tuple.cport);
         // Full, drop_entry on: make room by evicting an embryonic entry
         // (before taking this bucket's lock: the scan takes others).
@@ -811,25 +598,26 @@ impl ConnTable {
             self.refuse(limits.max);
             return None;
         }
-        let Some(conn) = ConnBox::new(Conn::fresh(
+        let fresh = Conn::fresh(
             tuple,
             fwd,
             dest,
             svc,
             template,
             jiffies().wrapping_add(secs_to_jiffies(expire_secs)),
-            u32::try_from(bucket).unwrap_or(u32::MAX),
-            control.as_ref().map_or(ptr::null_mut(), |r| r.0.as_ptr()),
-        )) else {
+            control,
+        );
+        // Templates are counted: the table holds one reference to them.
+        let Some(conn) = NewEntry::new(fresh, u32::try_from(bucket).unwrap_or(u32::MAX), template)
+        else {
             self.release();
             self.refuse(limits.max);
             return None;
         };
-        let (Some(head), Some(lock)) = (self.buckets.get(bucket), self.lock(bucket)) else {
+        let Some(guard) = self.chains.lock(bucket) else {
             self.release();
             return None;
         };
-        let _guard = lock_bh(lock);
         let t = &tuple;
         if let Some(existing) = self.walk(g, bucket, |c| {
             c.template == template
@@ -839,36 +627,29 @@ impl ConnTable {
             self.release();
             return Some(existing);
         }
-        // A new connection starts inactive (state NONE). It now owns the
-        // reference to its template.
+        // A new connection starts inactive (state NONE). It owns the
+        // reference to its template (dropped with it if it goes unused).
         conn.state.count_in(&conn.counters());
-        control.map(ControlRef::into_raw);
         conn.dest.refresh_overload();
-        conn.next
-            .store(head.load(Ordering::Relaxed), Ordering::Relaxed);
         let expires = conn.expires.load(Ordering::Relaxed);
-        let raw = ConnBox::into_raw(conn);
-        // Publish: readers that load the new head see a fully built entry.
-        head.store(raw, Ordering::Release);
+        // Published with a release store: readers see a fully built entry.
+        let e = guard.push_front(g, conn);
         self.lower_hint(bucket, expires);
-        // SAFETY: just published; freed only after a grace period that the
-        // caller's read-side section (`g`) delays.
-        Some(unsafe { &*raw })
+        Some(e)
     }
 
     /// Unlinks and frees (after a grace period) every entry of one bucket
     /// for which `doomed` holds. Returns how many went.
-    fn sweep_bucket(&self, bucket: usize, doomed: impl FnMut(&Conn) -> bool) -> u32 {
-        let (Some(head), Some(lock)) = (self.buckets.get(bucket), self.lock(bucket)) else {
-            return 0;
-        };
+    fn sweep_bucket(&self, bucket: usize, doomed: impl FnMut(&ConnEntry) -> bool) -> u32 {
         // Most buckets are empty: skip them without a lock round trip (an
         // entry inserted concurrently was not there when the sweep began).
-        if head.load(Ordering::Relaxed).is_null() {
+        if self.chains.looks_empty(bucket) != Some(false) {
             return 0;
         }
-        let _guard = lock_bh(lock);
-        self.sweep_bucket_locked(bucket, doomed)
+        let Some(guard) = self.chains.lock(bucket) else {
+            return 0;
+        };
+        self.sweep_locked(&guard, doomed)
     }
 
     /// Evicts the embryonic entry idle longest among those a bounded scan
@@ -877,21 +658,23 @@ impl ConnTable {
     /// `EVICT_SCAN_ENTRIES` entries). Takes each non-empty chain's stripe
     /// lock in turn, one at a time; the caller holds none. Returns whether
     /// one went.
-    fn evict_one(&self, _g: &ReadGuard) -> bool {
+    fn evict_one(&self, g: &ReadGuard) -> bool {
         let now = jiffies();
         let start = self.evict_cursor.load(Ordering::Relaxed) as usize;
-        let pick = defense::pick_victim(start, self.buckets.len(), |b| {
-            let head = self.buckets.get(b)?;
+        let pick = defense::pick_victim(start, self.chains.len(), |b| {
             // Empty buckets cost a load, no lock round trip.
-            if head.load(Ordering::Relaxed).is_null() {
+            if self.chains.looks_empty(b)? {
                 return None;
             }
-            let guard = lock_bh(self.lock(b)?);
-            Some(LockedChain {
-                _guard: guard,
-                p: head.load(Ordering::Relaxed),
-                now,
-            })
+            // The chain's stripe lock is held while the iterator lives.
+            let guard = self.chains.lock(b)?;
+            Some(guard.into_iter(g).map(move |c| {
+                let seen = defense::EvictSeen {
+                    embryonic: c.is_embryonic(),
+                    idle: c.idle(now),
+                };
+                (ptr::from_ref(c), seen)
+            }))
         });
         // Racing inserts may store older cursors: that only repeats a look.
         self.evict_cursor
@@ -899,72 +682,36 @@ impl ConnTable {
         let Some((vb, vp)) = pick.victim else {
             return false;
         };
-        let Some(lock) = self.lock(vb) else {
+        let Some(guard) = self.chains.lock(vb) else {
             return false;
         };
-        let _guard = lock_bh(lock);
-        // The caller's read section (`_g`) keeps a victim unlinked meanwhile
+        // The caller's read section (`g`) keeps a victim unlinked meanwhile
         // from being freed and reused, so an address match is that entry;
         // it must still be embryonic.
-        let gone = self.sweep_bucket_locked(vb, |c| ptr::eq(c, vp) && c.is_embryonic());
+        let gone = self.sweep_locked(&guard, |c| ptr::eq(c, vp) && c.is_embryonic());
         self.evicted.fetch_add(u64::from(gone), Ordering::Relaxed);
         gone > 0
     }
 
-    /// [`Self::sweep_bucket`] with the bucket's stripe lock already held.
-    fn sweep_bucket_locked(&self, bucket: usize, mut doomed: impl FnMut(&Conn) -> bool) -> u32 {
-        let Some(head) = self.buckets.get(bucket) else {
-            return 0;
-        };
-        let mut removed = 0;
-        let mut link: &AtomicPtr<Conn> = head;
-        loop {
-            let p = link.load(Ordering::Relaxed);
-            if p.is_null() {
-                break;
-            }
-            // SAFETY: under the bucket's lock, entries in the chain are
-            // live and only we unlink them.
-            let c = unsafe { &*p };
-            if doomed(c) {
-                // Readers at `c` still see its `next`; new readers skip it.
-                link.store(c.next.load(Ordering::Relaxed), Ordering::Release);
-                // Counted out exactly once, whatever packets do meanwhile.
-                c.state.retire(&c.counters());
-                c.dest.refresh_overload();
-                self.count.fetch_sub(1, Ordering::Relaxed);
-                if c.template {
-                    // The table's reference goes (the collector may have
-                    // claimed it already, see `collect`); controlled
-                    // connections may keep the memory a while.
-                    if c.refs.load(Ordering::Acquire) == 0 {
-                        // SAFETY: unlinked above, no reference left (a
-                        // claimed template is never referenced again);
-                        // `free_conn` runs after every reader that could
-                        // hold `c` has left its read section.
-                        unsafe { ffi::call_rcu(c.rcu.get(), Some(free_conn)) };
-                    } else {
-                        // SAFETY: `c` is a template and this is the
-                        // table's reference to it.
-                        unsafe { release_template(p) };
-                    }
-                } else {
-                    let t = c.control.swap(ptr::null_mut(), Ordering::Relaxed);
-                    if !t.is_null() {
-                        // SAFETY: `t` is the template whose reference this
-                        // connection took over in `insert`.
-                        unsafe { release_template(t) };
-                    }
-                    // SAFETY: unlinked above; `free_conn` runs after every
-                    // reader that could hold `c` has left its read section.
-                    unsafe { ffi::call_rcu(c.rcu.get(), Some(free_conn)) };
-                }
-                removed += 1;
-            } else {
-                link = &c.next;
-            }
-        }
-        removed
+    /// [`Self::sweep_bucket`] with the bucket's stripe lock already held
+    /// (`guard`).
+    fn sweep_locked(
+        &self,
+        guard: &BucketGuard<'_, Conn>,
+        doomed: impl FnMut(&ConnEntry) -> bool,
+    ) -> u32 {
+        guard.unlink_where(doomed, |c| {
+            // Counted out exactly once, whatever packets do meanwhile.
+            c.state.retire(&c.counters());
+            c.dest.refresh_overload();
+            self.count.fetch_sub(1, Ordering::Relaxed);
+            // A connection gives back its template's reference (templates
+            // hold none). A template's own memory, or the table's reference
+            // to it (the collector may have claimed it already, see
+            // `collect`), goes once this returns: controlled connections may
+            // keep it a while.
+            drop(c.control.take());
+        })
     }
 
     /// Lowers the collector's hint for `bucket`'s group to `t` (jiffies) if
@@ -989,21 +736,21 @@ impl ConnTable {
     /// [`Conn::update`]), keeping the collector's hint right.
     pub(crate) fn update(
         &self,
-        conn: &Conn,
+        conn: &ConnEntry,
         dir: Dir,
         flags: Option<TcpFlags>,
         timeouts: &Timeouts,
         secure_tcp: u32,
     ) {
         if let Some(t) = conn.update(dir, flags, timeouts, secure_tcp) {
-            self.lower_hint(conn.bucket as usize, t);
+            self.lower_hint(conn.bucket() as usize, t);
         }
     }
 
     /// Pushes a template's expiry `secs` into the future.
-    pub(crate) fn touch(&self, conn: &Conn, secs: u32) {
+    pub(crate) fn touch(&self, conn: &ConnEntry, secs: u32) {
         if let Some(t) = conn.touch(secs) {
-            self.lower_hint(conn.bucket as usize, t);
+            self.lower_hint(conn.bucket() as usize, t);
         }
     }
 
@@ -1011,22 +758,21 @@ impl ConnTable {
     /// table now: lookups miss it at once, even a template that controls
     /// connections (IPVS's invalidated template), whose memory stays until
     /// they go.
-    pub(crate) fn remove(&self, _g: &ReadGuard, conn: &Conn) {
-        let b = conn.bucket as usize;
-        let Some(lock) = self.lock(b) else {
+    pub(crate) fn remove(&self, _g: &ReadGuard, conn: &ConnEntry) {
+        let b = conn.bucket() as usize;
+        let Some(guard) = self.chains.lock(b) else {
             return;
         };
-        let _guard = lock_bh(lock);
         // The read section keeps `conn` from being freed and its memory
         // reused, so an address match is that entry.
-        self.sweep_bucket_locked(b, |c| ptr::eq(c, conn));
+        self.sweep_locked(&guard, |c| ptr::eq(c, conn));
     }
 
     /// Makes `conn` expire now: lookups skip it at once, the collector
     /// frees it at its next pass.
-    pub(crate) fn expire_now(&self, conn: &Conn) {
+    pub(crate) fn expire_now(&self, conn: &ConnEntry) {
         if let Some(t) = conn.expire_now() {
-            self.lower_hint(conn.bucket as usize, t);
+            self.lower_hint(conn.bucket() as usize, t);
         }
     }
 
@@ -1055,7 +801,7 @@ impl ConnTable {
         };
         let full = pass.dropping || nodest;
         let latest = (now as u32).wrapping_add(secs_to_jiffies(HINT_MAX_SECS) as u32);
-        let n = self.buckets.len();
+        let n = self.chains.len();
         let mut removed = 0;
         let mut evicted = 0u64;
         for (group, hint) in self.hints.iter().enumerate() {
@@ -1084,10 +830,7 @@ impl ConnTable {
                             // Claim it (the table's reference) unless it
                             // controls connections: then it lives on,
                             // looked at again in a while.
-                            if c.refs
-                                .compare_exchange(1, 0, Ordering::AcqRel, Ordering::Relaxed)
-                                .is_ok()
-                            {
+                            if c.try_claim() {
                                 return true;
                             }
                             let later = now.wrapping_add(secs_to_jiffies(TEMPLATE_REARM_SECS));
@@ -1103,8 +846,8 @@ impl ConnTable {
             // stays (only this worker ever raises a hint).
             let _ = hint.compare_exchange(seen, next.at(), Ordering::Relaxed, Ordering::Relaxed);
             if group % 64 == 63 {
-                // SAFETY: process context, no locks or read section held here.
-                unsafe { ffi::rvs_cond_resched() };
+                // Process context, no locks or read section held here.
+                ksched::cond_resched();
             }
         }
         self.evicted.fetch_add(evicted, Ordering::Relaxed);
@@ -1122,7 +865,7 @@ impl ConnTable {
 
     /// Removes every entry, whatever the count says (teardown).
     fn sweep_all(&self) {
-        for b in 0..self.buckets.len() {
+        for b in 0..self.chains.len() {
             self.sweep_bucket(b, |_| true);
         }
     }
@@ -1135,21 +878,20 @@ impl ConnTable {
     /// dump may then skip or repeat an entry, never fault.
     pub(crate) fn for_each_from(
         &self,
-        _g: &ReadGuard,
+        g: &ReadGuard,
         bucket: usize,
         index: usize,
-        f: impl FnMut(&Conn) -> bool,
+        f: impl FnMut(&ConnEntry) -> bool,
     ) -> (usize, usize) {
         let now = jiffies();
+        // Each entry with whether lookups see it (live) at `now`.
         expiry::walk_from(
             bucket,
             index,
             |b| {
-                self.buckets.get(b).map(|head| RcuChain {
-                    p: head.load(Ordering::Acquire),
-                    now,
-                    _g,
-                })
+                self.chains
+                    .iter(g, b)
+                    .map(|chain| chain.map(move |c| (c, c.is_live(now))))
             },
             f,
         )
@@ -1160,14 +902,4 @@ impl Drop for ConnTable {
     fn drop(&mut self) {
         self.sweep_all();
     }
-}
-
-/// # Safety
-///
-/// Called by RCU only, with the head of an entry unlinked by
-/// `sweep_bucket`.
-unsafe extern "C" fn free_conn(head: *mut ffi::callback_head) {
-    // SAFETY: `head` is the first field of a `#[repr(C)] Conn` that came
-    // from `ConnBox::into_raw` and was unlinked a grace period ago.
-    drop(unsafe { ConnBox::from_raw(head.cast::<Conn>()) });
 }

@@ -10,19 +10,21 @@
 //! sends it through LOCAL_OUT marked as rvs's, so firewall rules still see
 //! it and rvs's hooks let it pass.
 
-use crate::conn::Conn;
-use crate::datapath::{addr4, Packet};
-use crate::ffi;
-use crate::genl::errno;
-use crate::hooks::Verdict;
-use crate::netns::Net;
-use crate::route;
+#![forbid(unsafe_code)]
+
+use crate::lb::conn::Conn;
+use crate::lb::packet::Packet;
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::packet::{
     self, TtlError, IPPROTO_UDP, IP_DF, TCP_CHECK_OFFSET, UDP_CHECK_OFFSET,
 };
 use crate::rvs_core::tunnel::{self, Tunnel};
-use crate::skb::{self, Skb};
+use crate::sys::error::{ehostunreach, emsgsize};
+use crate::sys::hooks::Verdict;
+use crate::sys::inet::addr4;
+use crate::sys::netns::Net;
+use crate::sys::route;
+use crate::sys::skb::{self, gso, Skb};
 use kernel::prelude::*;
 
 /// Which end of the packet a NAT rewrite changes.
@@ -207,7 +209,7 @@ fn decrement_ttl(net: &Net, skb: &mut Skb<'_>, af: AddrFamily) -> Result {
         Ok(()) => Ok(()),
         Err(TtlError::Expired) => {
             skb::icmp_time_exceeded(net, skb, af);
-            Err(errno(ffi::EHOSTUNREACH))
+            Err(ehostunreach())
         }
         Err(TtlError::Truncated) => Err(EINVAL),
     }
@@ -347,7 +349,7 @@ fn encapsulate(
             AddrFamily::Inet6 => Some(l),
         })
         .and_then(|t| u16::try_from(t).ok())
-        .ok_or_else(|| errno(ffi::EMSGSIZE))?;
+        .ok_or_else(emsgsize)?;
     skb::cow_head(skb, outer_hlen + LL_HEADROOM + tun_len as u32)?;
     // The inner packet's TOS / traffic class is carried to the outer header.
     let tos = {
@@ -370,7 +372,7 @@ fn encapsulate(
             let mut hdr = [0u8; tunnel::GUE_HLEN_MAX];
             let len = tunnel
                 .gue_header(inner_len, inner_v6, sport, remcsum, &mut hdr)
-                .ok_or_else(|| errno(ffi::EMSGSIZE))?;
+                .ok_or_else(emsgsize)?;
             skb::push_tunnel_header(skb, hdr.get(..len).ok_or(EINVAL)?)?;
             if remcsum.is_some() && !skb.is_gso() {
                 // The real server completes the inner checksum; the stack
@@ -417,17 +419,17 @@ fn encapsulate(
 fn gso_type(tunnel: Tunnel, outer: AddrFamily, remcsum: bool) -> u32 {
     let tun = match tunnel {
         Tunnel::Ipip => 0,
-        Tunnel::Gue { csum: false, .. } => ffi::SKB_GSO_UDP_TUNNEL,
+        Tunnel::Gue { csum: false, .. } => gso::UDP_TUNNEL,
         Tunnel::Gue { csum: true, .. } if remcsum => {
-            ffi::SKB_GSO_UDP_TUNNEL_CSUM | ffi::SKB_GSO_TUNNEL_REMCSUM
+            gso::UDP_TUNNEL_CSUM | gso::TUNNEL_REMCSUM
         }
-        Tunnel::Gue { csum: true, .. } => ffi::SKB_GSO_UDP_TUNNEL_CSUM,
-        Tunnel::Gre { csum: false } => ffi::SKB_GSO_GRE,
-        Tunnel::Gre { csum: true } => ffi::SKB_GSO_GRE_CSUM,
+        Tunnel::Gue { csum: true, .. } => gso::UDP_TUNNEL_CSUM,
+        Tunnel::Gre { csum: false } => gso::GRE,
+        Tunnel::Gre { csum: true } => gso::GRE_CSUM,
     };
     let ip = match outer {
-        AddrFamily::Inet => ffi::SKB_GSO_IPXIP4,
-        AddrFamily::Inet6 => ffi::SKB_GSO_IPXIP6,
+        AddrFamily::Inet => gso::IPXIP4,
+        AddrFamily::Inet6 => gso::IPXIP6,
     };
     ip | tun
 }

@@ -17,8 +17,9 @@
 //! initial user namespace, so containers cannot configure it at all; see
 //! Documentation/privileges.md.)
 
-use crate::ffi;
-use crate::netns::Net;
+use super::error::emsgsize;
+use super::ffi;
+use super::netns::Net;
 use core::ffi::{c_int, CStr};
 use core::marker::PhantomData;
 use kernel::prelude::*;
@@ -70,25 +71,23 @@ pub(crate) struct OpSpec {
 
 /// Static description of the family.
 pub(crate) struct FamilySpec {
-    /// Family name, NUL-terminated, at most `GENL_NAMSIZ` bytes with the NUL.
-    pub(crate) name: &'static [u8],
+    /// Family name, shorter than `GENL_NAMSIZ` bytes (the NUL is added).
+    pub(crate) name: &'static str,
     /// Family version.
     pub(crate) version: u32,
-    /// Top-level attribute types (index = attribute number), as `NLA_*`.
+    /// Top-level attribute types (index = attribute number), as `NLA_*`
+    /// ([`NLA_UNSPEC`], [`NLA_U32`], [`NLA_NESTED`]).
     pub(crate) policy: &'static [u8],
     /// The commands.
     pub(crate) ops: &'static [OpSpec],
 }
 
-/// An `Error` from an errno value that `kernel::error::code` lacks.
-pub(crate) fn errno(code: u32) -> Error {
-    Error::from_errno(-(code as i32))
-}
-
-/// The message buffer is full.
-fn emsgsize() -> Error {
-    errno(ffi::EMSGSIZE)
-}
+/// Policy type: any payload (`NLA_UNSPEC`).
+pub(crate) const NLA_UNSPEC: u8 = ffi::NLA_UNSPEC as u8;
+/// Policy type: a `u32` (`NLA_U32`).
+pub(crate) const NLA_U32: u8 = ffi::NLA_U32 as u8;
+/// Policy type: nested attributes (`NLA_NESTED`).
+pub(crate) const NLA_NESTED: u8 = ffi::NLA_NESTED as u8;
 
 const MAX_OPS: usize = 32;
 /// Size of a doit reply buffer: one service or destination fits easily.
@@ -120,7 +119,7 @@ impl<H: Handler> Family<H> {
         if spec.ops.len() > MAX_OPS
             || spec.policy.len() > MAX_ATTRS
             || spec.policy.is_empty()
-            || spec.name.len() > ffi::GENL_NAMSIZ as usize
+            || spec.name.len() >= ffi::GENL_NAMSIZ as usize
         {
             return Err(EINVAL);
         }
@@ -146,8 +145,9 @@ impl<H: Handler> Family<H> {
             }
         }
         let f = &mut storage.family;
-        for (dst, src) in f.name.iter_mut().zip(spec.name) {
-            *dst = *src as core::ffi::c_char;
+        // The array is zeroed: the name stays NUL-terminated.
+        for (dst, src) in f.name.iter_mut().zip(spec.name.bytes()) {
+            *dst = src as core::ffi::c_char;
         }
         f.version = spec.version;
         f.maxattr = (spec.policy.len() - 1) as u32;
@@ -212,7 +212,8 @@ impl<'a> Request<'a> {
     }
 
     /// Top-level attribute `kind`, already checked against the policy.
-    pub(crate) fn attr(&self, kind: u32) -> Option<Attr<'a>> {
+    pub(crate) fn attr(&self, kind: u16) -> Option<Attr<'a>> {
+        let kind = u32::from(kind);
         // SAFETY: `info` and its family are valid during the handler.
         let (attrs, maxattr) = unsafe { ((*self.info).attrs, (*(*self.info).family).maxattr) };
         if attrs.is_null() || kind > maxattr {
@@ -264,7 +265,7 @@ pub(crate) struct Nest(*mut ffi::nlattr);
 
 impl Msg {
     /// Appends attribute `kind` with raw payload `data`.
-    pub(crate) fn put(&mut self, kind: u32, data: &[u8]) -> Result {
+    pub(crate) fn put(&mut self, kind: u16, data: &[u8]) -> Result {
         let len = c_int::try_from(data.len()).map_err(|_| emsgsize())?;
         // SAFETY: `skb` is a message we own; `data` is valid for `len` bytes.
         let ret = unsafe { ffi::nla_put(self.skb, kind as c_int, len, data.as_ptr().cast()) };
@@ -275,22 +276,22 @@ impl Msg {
     }
 
     /// Appends a `u16` attribute in host order.
-    pub(crate) fn put_u16(&mut self, kind: u32, v: u16) -> Result {
+    pub(crate) fn put_u16(&mut self, kind: u16, v: u16) -> Result {
         self.put(kind, &v.to_ne_bytes())
     }
 
     /// Appends a `u16` attribute in network order.
-    pub(crate) fn put_be16(&mut self, kind: u32, v: u16) -> Result {
+    pub(crate) fn put_be16(&mut self, kind: u16, v: u16) -> Result {
         self.put(kind, &v.to_be_bytes())
     }
 
     /// Appends a `u32` attribute in host order.
-    pub(crate) fn put_u32(&mut self, kind: u32, v: u32) -> Result {
+    pub(crate) fn put_u32(&mut self, kind: u16, v: u32) -> Result {
         self.put(kind, &v.to_ne_bytes())
     }
 
     /// Appends a 64-bit attribute, aligned with pad attribute `pad`.
-    pub(crate) fn put_u64(&mut self, kind: u32, v: u64, pad: u32) -> Result {
+    pub(crate) fn put_u64(&mut self, kind: u16, v: u64, pad: u16) -> Result {
         let data = v.to_ne_bytes();
         // SAFETY: `skb` is ours; `data` is 8 valid bytes.
         let ret = unsafe {
@@ -309,7 +310,7 @@ impl Msg {
     }
 
     /// Appends a NUL-terminated string attribute.
-    pub(crate) fn put_str(&mut self, kind: u32, s: &str) -> Result {
+    pub(crate) fn put_str(&mut self, kind: u16, s: &str) -> Result {
         let mut buf = [0u8; 64];
         let bytes = s.as_bytes();
         let dst = buf.get_mut(..bytes.len()).ok_or(emsgsize())?;
@@ -318,7 +319,7 @@ impl Msg {
     }
 
     /// Opens a nested attribute.
-    pub(crate) fn nest_start(&mut self, kind: u32) -> Result<Nest> {
+    pub(crate) fn nest_start(&mut self, kind: u16) -> Result<Nest> {
         // SAFETY: `skb` is ours.
         let nla = unsafe { ffi::rvs_nla_nest_start(self.skb, kind as c_int) };
         if nla.is_null() {
@@ -402,7 +403,7 @@ impl<'a> Dump<'a> {
     }
 
     /// Top-level attribute `kind` of the dump request.
-    pub(crate) fn attr(&self, kind: u32, maxattr: u32) -> Option<Attr<'a>> {
+    pub(crate) fn attr(&self, kind: u16, maxattr: u16) -> Option<Attr<'a>> {
         if kind > maxattr {
             return None;
         }

@@ -12,203 +12,35 @@
 //! Malformed packets pass too: the stack's own checks drop them, and rvs
 //! never reads beyond what [`Skb::header`] proved is there.
 
-use crate::conn::{Conn, ConnTable, ControlRef, Tuple};
-use crate::hooks::Verdict;
-use crate::netns::Net;
-use crate::rcu::ReadGuard;
+#![forbid(unsafe_code)]
+
+use crate::lb::conn::{Conn, ConnEntry, ConnTable, ControlRef, Limits, Tuple};
+use crate::lb::packet::{is_l4_fragment, parse, parse_icmp_error, parse_ipv4, Packet};
+use crate::lb::service::{Dest, Service};
+use crate::lb::state::NetState;
+use crate::lb::xmit;
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
-use crate::rvs_core::icmp::{self, IcmpNat, IcmpQuote, IcmpSkip, IPPROTO_ICMP, IPPROTO_ICMPV6};
-use crate::rvs_core::packet::{
-    self, IpInfo, Ipv4Info, Ipv6Info, ParseError, IPPROTO_TCP, IPPROTO_UDP,
-};
-use crate::rvs_core::proto::{self, Dir, TcpFlags};
+use crate::rvs_core::icmp::{self, IcmpNat, IPPROTO_ICMP};
+use crate::rvs_core::packet::IPPROTO_UDP;
+use crate::rvs_core::proto::{self, Dir};
 use crate::rvs_core::sched::Flow;
 use crate::rvs_core::settings::Setting;
 use crate::rvs_core::tunnel_icmp;
-use crate::service::{Dest, Service};
-use crate::skb::{self, Skb};
-use crate::state::NetState;
-use crate::xmit;
+use crate::sys::hooks::{HookHandler, HookPoint, Verdict};
+use crate::sys::inet::addr16;
+use crate::sys::netns::Net;
+use crate::sys::rcu::ReadGuard;
+use crate::sys::skb::{self, Skb};
+use crate::sys::random;
 use core::sync::atomic::Ordering;
 use kernel::sync::Arc;
 
-/// Where in netfilter a hook sits (see `hooks::POINTS`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub(crate) enum HookPoint {
-    /// LOCAL_IN, before the request hook: replies to local clients.
-    LocalInReply = 0,
-    /// LOCAL_IN: requests from remote clients.
-    LocalInRequest = 1,
-    /// LOCAL_OUT: requests from clients on the director.
-    LocalOutRequest = 2,
-    /// FORWARD: NAT replies from real servers.
-    ForwardReply = 3,
-}
-
-impl HookPoint {
-    /// The point for a const-generic hook trampoline's number.
-    pub(crate) fn from_u8(v: u8) -> Option<Self> {
-        match v {
-            0 => Some(Self::LocalInReply),
-            1 => Some(Self::LocalInRequest),
-            2 => Some(Self::LocalOutRequest),
-            3 => Some(Self::ForwardReply),
-            _ => None,
-        }
+/// The hooks call the namespace's state (registered by
+/// `NetState::activate`).
+impl HookHandler for NetState {
+    fn hook(&self, point: HookPoint, af: AddrFamily, net: &Net, skb: Skb<'_>) -> Verdict {
+        handle(point, af, self, net, skb)
     }
-
-    /// Its netfilter hook number (`NF_INET_*`).
-    fn nf_hook(self) -> u32 {
-        match self {
-            Self::LocalInReply | Self::LocalInRequest => crate::ffi::NF_INET_LOCAL_IN,
-            Self::LocalOutRequest => crate::ffi::NF_INET_LOCAL_OUT,
-            Self::ForwardReply => crate::ffi::NF_INET_FORWARD,
-        }
-    }
-}
-
-/// A parsed TCP/UDP over IPv4 or IPv6 packet.
-pub(crate) struct Packet {
-    /// The IP header fields (either family; addresses in 16-byte form).
-    pub(crate) ip: IpInfo,
-    /// Source port, host order.
-    pub(crate) sport: u16,
-    /// Destination port, host order.
-    pub(crate) dport: u16,
-    /// TCP flags; `None` for UDP.
-    pub(crate) tcp: Option<TcpFlags>,
-}
-
-/// The 16-byte form of an IPv4 address.
-pub(crate) fn addr16(a: [u8; 4]) -> [u8; 16] {
-    let mut x = [0u8; 16];
-    x[..4].copy_from_slice(&a);
-    x
-}
-
-/// The IPv4 address of a 16-byte form.
-pub(crate) fn addr4(a: &[u8; 16]) -> [u8; 4] {
-    [a[0], a[1], a[2], a[3]]
-}
-
-/// Parses the IPv4 header (options included), making it linear (for ICMP
-/// errors).
-fn parse_ipv4(skb: &mut Skb<'_>) -> Option<Ipv4Info> {
-    let pkt_len = skb.len();
-    let mut want = 20usize;
-    loop {
-        let hdr = skb.header(want)?;
-        match packet::parse_ipv4(hdr, pkt_len) {
-            Ok(ip) => return Some(ip),
-            Err(ParseError::NeedMore { needed }) if needed > want => want = needed,
-            Err(_) => return None,
-        }
-    }
-}
-
-/// Parses the IPv6 header chain, making it linear (for ICMPv6 errors).
-fn parse_ipv6(skb: &mut Skb<'_>) -> Option<Ipv6Info> {
-    let pkt_len = skb.len();
-    let mut want = 40usize;
-    loop {
-        let hdr = skb.header(want)?;
-        match packet::parse_ipv6(hdr, pkt_len) {
-            Ok(ip) => return Some(ip),
-            Err(ParseError::NeedMore { needed }) if needed > want => want = needed,
-            Err(_) => return None,
-        }
-    }
-}
-
-/// Parses an ICMP (IPv4) or ICMPv6 error of family `af` and the packet it
-/// quotes, making linear what a translation reads and writes. `None` for
-/// anything that is not such an error about a TCP/UDP packet.
-fn parse_icmp_error(skb: &mut Skb<'_>, af: AddrFamily) -> Option<(IpInfo, IcmpQuote)> {
-    match af {
-        AddrFamily::Inet => {
-            let outer = parse_ipv4(skb)?;
-            if outer.proto != IPPROTO_ICMP {
-                return None;
-            }
-            let want = icmp::linear_len_v4(outer.ihl_len, skb.len());
-            let q = icmp::parse_v4(skb.header(want)?, &outer).ok()?;
-            Some((IpInfo::from_v4(&outer), q))
-        }
-        AddrFamily::Inet6 => {
-            let outer = parse_ipv6(skb)?;
-            if outer.proto != IPPROTO_ICMPV6 {
-                return None;
-            }
-            // Quoted extension headers ask for more; `needed` only grows
-            // and stays within the packet (parse_v6's contract), and the
-            // chain is at most IPV6_MAX_EXT_HEADERS long.
-            let mut want = icmp::linear_len_v6(outer.l4_offset, outer.total_len);
-            loop {
-                match icmp::parse_v6(skb.header(want)?, &outer) {
-                    Ok(q) => return Some((IpInfo::from_v6(&outer), q)),
-                    Err(IcmpSkip::Malformed(ParseError::NeedMore { needed })) if needed > want => {
-                        want = needed
-                    }
-                    Err(_) => return None,
-                }
-            }
-        }
-    }
-}
-
-/// Parses the IP header (IPv6: with its extension headers) of family `af`
-/// and the TCP/UDP header, making exactly those bytes linear. `None` for
-/// anything rvs does not balance (other protocols, fragments, truncated or
-/// malformed headers).
-pub(crate) fn parse(skb: &mut Skb<'_>, af: AddrFamily) -> Option<Packet> {
-    let pkt_len = skb.len();
-    let mut want = match af {
-        AddrFamily::Inet => 20usize,
-        AddrFamily::Inet6 => 40usize,
-    };
-    // A GSO packet above 64 KiB (IPv4 BIG TCP) carries total length 0.
-    let parse_ip = if skb.is_gso() {
-        packet::parse_ip_gso
-    } else {
-        packet::parse_ip
-    };
-    let ip = loop {
-        let hdr = skb.header(want)?;
-        match parse_ip(af, hdr, pkt_len) {
-            Ok(ip) => break ip,
-            Err(ParseError::NeedMore { needed }) if needed > want => want = needed,
-            Err(_) => return None,
-        }
-    };
-    if ip.proto != IPPROTO_TCP && ip.proto != IPPROTO_UDP {
-        return None;
-    }
-    if ip.is_fragment {
-        return None;
-    }
-    let off = ip.l4_offset;
-    let l4_len = if ip.proto == IPPROTO_TCP {
-        // The full TCP header, options included (its length is in byte 12).
-        let doff = skb.header(off.checked_add(20)?)?.get(off + 12)? >> 4;
-        usize::from(doff) * 4
-    } else {
-        8
-    };
-    let hdr = skb.header(off.checked_add(l4_len)?)?;
-    let l4 = hdr.get(off..)?;
-    let ports = packet::parse_l4_ports(l4, ip.proto).ok()?;
-    let tcp = if ip.proto == IPPROTO_TCP {
-        Some(packet::tcp_flags(l4).ok()?)
-    } else {
-        None
-    };
-    Some(Packet {
-        ip,
-        sport: ports.src,
-        dport: ports.dst,
-        tcp,
-    })
 }
 
 /// The hooks' entry point, for packets of family `af`.
@@ -247,17 +79,6 @@ pub(crate) fn handle(
     }
 }
 
-/// Whether an IPv4 packet is a fragment of a TCP or UDP packet.
-fn is_l4_fragment(skb: &mut Skb<'_>) -> bool {
-    // Fragment field (bytes 6-7), TTL, protocol (byte 9).
-    let Some(&[f0, f1, _, proto]) = skb.header(20).and_then(|h| h.get(6..10)) else {
-        return false;
-    };
-    let frag = u16::from_be_bytes([f0, f1]);
-    frag & (packet::IP_MF | packet::IP_OFFSET) != 0
-        && (proto == IPPROTO_TCP || proto == IPPROTO_UDP)
-}
-
 fn request(
     point: HookPoint,
     ns: &NetState,
@@ -273,7 +94,7 @@ fn request(
     let proto = pkt.ip.proto;
     let mut new_conn = false;
     // A one-packet (`-o`) datagram's entry, which stays out of the table.
-    let unhashed: Conn;
+    let unhashed: ConnEntry;
     let mut one_packet = false;
     let mut found = conns.lookup_in(g, af, proto, &caddr, pkt.sport, &vaddr, pkt.dport);
     if let Some(c) = found {
@@ -323,9 +144,8 @@ fn request(
                 cport: pkt.sport,
                 vaddr,
                 vport: pkt.dport,
-                // SAFETY: no preconditions; a per-connection random number
-                // for the twos scheduler.
-                random: unsafe { crate::ffi::get_random_u32() },
+                // A per-connection random number for the twos scheduler.
+                random: random::u32(),
             };
             let (dest, control) = match svc.persistence() {
                 Some((timeout, mask)) => {
@@ -444,7 +264,7 @@ fn dest_port(svc: &Service, dest: &Dest, pkt_dport: u16) -> u16 {
 /// not a SYN goes to the local stack, which answers with a reset). With 1
 /// a new TCP connection (SYN) reusing the addresses and ports of one whose
 /// server is quiesced (weight 0) also ends the old one.
-fn nodest(ns: &NetState, conns: &ConnTable, c: &Conn, pkt: &Packet) -> Nodest {
+fn nodest(ns: &NetState, conns: &ConnTable, c: &ConnEntry, pkt: &Packet) -> Nodest {
     let removed = c.dest.is_removed();
     let syn = pkt.tcp.is_some_and(|f| f.syn && !f.ack && !f.rst);
     let quiesced_reuse = syn && c.dest.weight() == 0;
@@ -480,7 +300,7 @@ fn persistent_dest(
     flow: &Flow,
     (timeout, mask): (u32, [u8; 16]),
     quiescent: bool,
-    limits: crate::conn::Limits,
+    limits: Limits,
 ) -> (Option<Arc<Dest>>, Option<ControlRef>) {
     let (caddr, vaddr) = (&flow.caddr, &flow.vaddr);
     let mut masked = [0u8; 16];

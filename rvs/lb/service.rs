@@ -13,7 +13,12 @@
 //! connection keeps its destination alive after the destination is
 //! deleted, as IPVS's trash list does.
 
-use crate::rcu::{lock_bh, RcuCell, RcuOpt, ReadGuard, WriterToken};
+use crate::lb::stats::Stats;
+use crate::rvs_core::uapi::{RVS_SVC_F_ONEPACKET, RVS_SVC_F_PERSISTENT};
+use crate::sys::alloc::zeroed_kvbox;
+use crate::sys::rcu::{lock_bh, RcuCell, RcuOpt, ReadGuard, WriterToken};
+use crate::sys::route::RouteCache;
+use crate::sys::{random, sched as ksched, time};
 use crate::rvs_core::config::{self, AddrFamily, ConfigError, FwdMethod, EEXIST, ENOENT, ESRCH};
 use crate::rvs_core::hash::{self, SipKey};
 use crate::rvs_core::sched::{
@@ -21,7 +26,6 @@ use crate::rvs_core::sched::{
 };
 use crate::rvs_core::svcattr::{DestParams, ServiceKey, ServiceParams};
 use crate::rvs_core::tunnel::Tunnel;
-use crate::stats::Stats;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 use kernel::prelude::*;
 use kernel::sync::{new_spinlock, Arc, SpinLock};
@@ -59,7 +63,7 @@ pub(crate) struct Dest {
     /// Traffic counters.
     pub(crate) stats: Stats,
     /// Output route to this server, cached per CPU.
-    pub(crate) route: crate::route::RouteCache,
+    pub(crate) route: RouteCache,
 }
 
 impl Dest {
@@ -82,7 +86,7 @@ impl Dest {
                 overloaded: AtomicBool::new(false),
                 id: next_dest_id(),
                 stats: Stats::new()?,
-                route: crate::route::RouteCache::new()?,
+                route: RouteCache::new()?,
             },
             GFP_KERNEL_ACCOUNT,
         )?)
@@ -233,31 +237,24 @@ struct SchedUpdate {
 /// An empty lblc/lblcr table with a random hash key (about 72 KiB:
 /// kvmalloc, never on the stack).
 fn new_lblc_table() -> Result<KVBox<LblcTable>> {
-    let b = KVBox::<LblcTable>::new_uninit(GFP_KERNEL_ACCOUNT | __GFP_ZERO)?;
-    // SAFETY: the allocation is zero-filled, and an all-zero `LblcTable`
-    // is a valid empty table (documented in rvs_core::sched::lblc).
-    let mut t = unsafe { b.assume_init() };
+    // An all-zero `LblcTable` is a valid empty table (rvs_core::sched::lblc).
+    let mut t = zeroed_kvbox::<LblcTable>()?;
     let mut key = [0u8; 16];
-    // SAFETY: `key` is a valid 16-byte buffer.
-    unsafe { crate::ffi::get_random_bytes(key.as_mut_ptr().cast(), key.len()) };
+    random::fill(&mut key);
     t.set_key(&key);
     Ok(t)
 }
 
 /// Seconds since boot, monotonic (lblc/lblcr entry ages).
 fn now_secs() -> u64 {
-    // SAFETY: reads a constant.
-    let hz = unsafe { crate::ffi::rvs_hz() } as u64;
-    crate::conn::jiffies() / hz.max(1)
+    time::jiffies() / time::hz().max(1)
 }
 
 /// A zeroed Maglev table on the heap (32 KiB: kvmalloc, never on the
 /// stack).
 fn new_mh_table() -> Result<KVBox<MhTable>> {
-    let b = KVBox::<MhTable>::new_uninit(GFP_KERNEL_ACCOUNT | __GFP_ZERO)?;
-    // SAFETY: the allocation is zero-filled, and an all-zero `MhTable` is a
-    // valid empty table (documented in rvs_core::sched::mh).
-    Ok(unsafe { b.assume_init() })
+    // An all-zero `MhTable` is a valid empty table (rvs_core::sched::mh).
+    zeroed_kvbox::<MhTable>()
 }
 
 impl Scheduler {
@@ -320,7 +317,7 @@ impl Service {
     /// Persistence: `Some((timeout seconds, mask of client addresses))`
     /// when `-p` (the mask from `-M`, IPv6: a prefix length).
     pub(crate) fn persistence(&self) -> Option<(u32, [u8; 16])> {
-        if self.flags.load(Relaxed) & crate::ffi::RVS_SVC_F_PERSISTENT == 0 {
+        if self.flags.load(Relaxed) & RVS_SVC_F_PERSISTENT == 0 {
             return None;
         }
         Some((
@@ -332,7 +329,7 @@ impl Service {
     /// One-packet scheduling (`-o`): each UDP datagram is scheduled on
     /// its own and no connection entry is kept.
     pub(crate) fn one_packet(&self) -> bool {
-        self.flags.load(Relaxed) & crate::ffi::RVS_SVC_F_ONEPACKET != 0
+        self.flags.load(Relaxed) & RVS_SVC_F_ONEPACKET != 0
     }
 
     /// Scheduler kind, flags, persistence timeout and netmask (listing).
@@ -515,8 +512,7 @@ impl Services {
             buckets.push(RcuOpt::empty(), GFP_KERNEL_ACCOUNT)?;
         }
         let mut key = [0u8; 16];
-        // SAFETY: `key` is a valid 16-byte buffer.
-        unsafe { crate::ffi::get_random_bytes(key.as_mut_ptr().cast(), key.len()) };
+        random::fill(&mut key);
         Ok(Self {
             buckets,
             key: SipKey::from_bytes(&key),
@@ -563,9 +559,9 @@ impl Services {
                 }
             }
             if n % 512 == 511 {
-                // SAFETY: process context (the worker), no locks or RCU
-                // read section held here.
-                unsafe { crate::ffi::rvs_cond_resched() };
+                // Process context (the worker), no locks or RCU read
+                // section held here.
+                ksched::cond_resched();
             }
         }
     }

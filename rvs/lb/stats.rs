@@ -1,40 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Per-CPU traffic counters of a service or real server.
-//!
-//! C header: [`include/linux/percpu.h`]
-//!
-//! The packet path adds to this CPU's copy (`this_cpu_add`, no lock, no
-//! shared cache line); readers sum all CPUs' copies. Zeroing (`-Z`) stores
-//! a baseline rather than writing other CPUs' counters, as IPVS does.
+#![forbid(unsafe_code)]
 
-use crate::ffi;
+//! Traffic counters of a service or real server, and their rates.
+//!
+//! The packet path adds to this CPU's copy of per-CPU counters
+//! (`crate::sys::percpu`); readers sum all CPUs' copies. Zeroing (`-Z`)
+//! stores a baseline rather than writing other CPUs' counters, as IPVS
+//! does.
+
 use crate::rvs_core::estimator;
+pub(crate) use crate::sys::percpu::Totals;
+use crate::sys::percpu::Counters;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use kernel::prelude::*;
 
-/// Totals of a set of counters.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct Totals {
-    /// Connections scheduled.
-    pub(crate) conns: u64,
-    /// Packets from clients.
-    pub(crate) inpkts: u64,
-    /// Packets to clients (NAT replies).
-    pub(crate) outpkts: u64,
-    /// Bytes from clients.
-    pub(crate) inbytes: u64,
-    /// Bytes to clients.
-    pub(crate) outbytes: u64,
-}
-
 /// Per-CPU counters plus the baseline of the last zeroing.
-///
-/// # Invariants
-///
-/// `pcpu` is a live per-CPU allocation owned by this object.
 pub(crate) struct Stats {
-    pcpu: *mut ffi::rvs_cpu_stats,
+    pcpu: Counters,
     base: [AtomicU64; 5],
     /// Raw totals at the last estimate, and the estimated rates per second
     /// in `estimator`'s fixed point (conns, inpkts, outpkts, inbytes,
@@ -58,22 +41,11 @@ pub(crate) struct Rates {
     pub(crate) outbps: u64,
 }
 
-// SAFETY: the per-CPU area is written only through `this_cpu` operations
-// and read with READ_ONCE; it is freed only on drop.
-unsafe impl Send for Stats {}
-// SAFETY: as above.
-unsafe impl Sync for Stats {}
-
 impl Stats {
     /// Zeroed counters on every possible CPU.
     pub(crate) fn new() -> Result<Self> {
-        // SAFETY: plain allocation; null is handled.
-        let pcpu = unsafe { ffi::rvs_stats_alloc() };
-        if pcpu.is_null() {
-            return Err(ENOMEM);
-        }
         Ok(Self {
-            pcpu,
+            pcpu: Counters::new()?,
             base: Default::default(),
             last: Default::default(),
             rate: Default::default(),
@@ -82,27 +54,16 @@ impl Stats {
 
     /// Counts a packet from a client (`new_conn`: it opened a connection).
     pub(crate) fn count_in(&self, bytes: usize, new_conn: bool) {
-        // SAFETY: `pcpu` is live (invariant).
-        unsafe { ffi::rvs_stats_in(self.pcpu, bytes as u32, new_conn) };
+        self.pcpu.count_in(bytes, new_conn);
     }
 
     /// Counts a reply packet to a client.
     pub(crate) fn count_out(&self, bytes: usize) {
-        // SAFETY: `pcpu` is live (invariant).
-        unsafe { ffi::rvs_stats_out(self.pcpu, bytes as u32) };
+        self.pcpu.count_out(bytes);
     }
 
     fn raw(&self) -> Totals {
-        let mut out = ffi::rvs_cpu_stats::default();
-        // SAFETY: `pcpu` is live; `out` is a valid destination.
-        unsafe { ffi::rvs_stats_sum(self.pcpu, &mut out) };
-        Totals {
-            conns: out.conns,
-            inpkts: out.inpkts,
-            outpkts: out.outpkts,
-            inbytes: out.inbytes,
-            outbytes: out.outbytes,
-        }
+        self.pcpu.sum()
     }
 
     /// Totals since the last zeroing.
@@ -163,12 +124,5 @@ impl Stats {
         {
             slot.store(v, Relaxed);
         }
-    }
-}
-
-impl Drop for Stats {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new`, freed once here.
-        unsafe { ffi::rvs_stats_free(self.pcpu) };
     }
 }

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The load balancer: the service model, the connection table, the packet
+//! path, transmit and the control commands, written in safe Rust against
+//! the wrappers of `crate::sys`; each file's `forbid` attribute makes the
+//! compiler reject anything else here.
+
+#![forbid(unsafe_code)]
+
+pub(crate) mod conn;
+pub(crate) mod datapath;
+pub(crate) mod netlink;
+pub(crate) mod packet;
+pub(crate) mod service;
+pub(crate) mod state;
+pub(crate) mod stats;
+pub(crate) mod xmit;

@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The "RVS" generic netlink family: IPVS's commands and attributes
+//! (`rvs/uapi/rvs.h`), decoded by `rvs_core::svcattr` and applied to the
+//! namespace's service model.
+//!
+//! Every error carries an extended-ACK message; validation errors come
+//! with IPVS's errno (ENOENT unknown scheduler, EEXIST duplicate, ESRCH no
+//! such service, ENOENT no such real server, ERANGE weight, ...).
+
+#![forbid(unsafe_code)]
+
+use crate::lb::conn::Conn;
+use crate::lb::service::{Dest, ModelError, Service};
+use crate::lb::state::NetState;
+use crate::lb::stats::Stats;
+use crate::rvs_core::config::ConfigError;
+use crate::rvs_core::settings;
+use crate::rvs_core::svcattr::{self, ServiceKey};
+use crate::rvs_core::uapi::*;
+use crate::sys::error::eopnotsupp;
+use crate::sys::genl::{
+    Attr, Dump, FamilySpec, Handler, Msg, OpSpec, Request, NLA_NESTED, NLA_U32, NLA_UNSPEC,
+};
+use crate::sys::netns::Net;
+use crate::sys::pernet::{Pernet, PernetState};
+use crate::sys::rcu::ReadGuard;
+use core::ffi::CStr;
+use kernel::prelude::*;
+
+const CMD_ATTR_MAX: usize = RVS_CMD_ATTR_MAX as usize;
+
+// The numbers are rvs_core's mirror of rvs/uapi/rvs.h (checked against
+// the bindings at compile time in crate::sys).
+
+const fn op(cmd: u8, doit: bool, dumpit: bool) -> OpSpec {
+    OpSpec {
+        cmd,
+        doit,
+        dumpit,
+    }
+}
+
+/// Top-level attribute policy, indexed by `RVS_CMD_ATTR_*`.
+static POLICY: [u8; CMD_ATTR_MAX + 1] = {
+    let mut p = [NLA_UNSPEC; CMD_ATTR_MAX + 1];
+    p[RVS_CMD_ATTR_SERVICE as usize] = NLA_NESTED;
+    p[RVS_CMD_ATTR_DEST as usize] = NLA_NESTED;
+    p[RVS_CMD_ATTR_DAEMON as usize] = NLA_NESTED;
+    p[RVS_CMD_ATTR_TIMEOUT_TCP as usize] = NLA_U32;
+    p[RVS_CMD_ATTR_TIMEOUT_TCP_FIN as usize] = NLA_U32;
+    p[RVS_CMD_ATTR_TIMEOUT_UDP as usize] = NLA_U32;
+    p[RVS_CMD_ATTR_CONN as usize] = NLA_NESTED;
+    // Runtime settings are the last attributes, u32 each (a host test in
+    // rvs/core/uapi.rs checks that against the settings table).
+    let mut a = RVS_CMD_ATTR_CONN as usize + 1;
+    while a <= CMD_ATTR_MAX {
+        p[a] = NLA_U32;
+        a += 1;
+    }
+    p
+};
+
+static OPS: [OpSpec; 14] = [
+    op(RVS_CMD_NEW_SERVICE, true, false),
+    op(RVS_CMD_SET_SERVICE, true, false),
+    op(RVS_CMD_DEL_SERVICE, true, false),
+    op(RVS_CMD_GET_SERVICE, true, true),
+    op(RVS_CMD_NEW_DEST, true, false),
+    op(RVS_CMD_SET_DEST, true, false),
+    op(RVS_CMD_DEL_DEST, true, false),
+    op(RVS_CMD_GET_DEST, false, true),
+    op(RVS_CMD_GET_INFO, true, false),
+    op(RVS_CMD_FLUSH, true, false),
+    op(RVS_CMD_SET_CONFIG, true, false),
+    op(RVS_CMD_GET_CONFIG, true, false),
+    op(RVS_CMD_ZERO, true, false),
+    op(RVS_CMD_GET_CONN, false, true),
+];
+
+/// The family as registered by the module.
+pub(crate) static FAMILY: FamilySpec = FamilySpec {
+    name: RVS_GENL_NAME,
+    version: RVS_GENL_VERSION as u32,
+    policy: &POLICY,
+    ops: &OPS,
+};
+
+/// Dispatches the family's commands.
+pub(crate) struct RvsNetlink;
+
+/// Turns a model error into the errno to return, setting the extended ACK.
+fn fail_model(req: &Request<'_>, e: ModelError) -> Error {
+    match e {
+        ModelError::Config(c) => fail_config(req, c),
+        ModelError::Kernel(e) => e,
+    }
+}
+
+fn fail_config(req: &Request<'_>, c: ConfigError) -> Error {
+    req.fail(Error::from_errno(-c.errno), c.msg)
+}
+
+fn state_of<'a>(req: &Request<'a>) -> Result<&'a Pernet<NetState>> {
+    let net: &'a Net = req.net();
+    NetState::of(net).ok_or_else(|| req.fail(ENODEV, c"rvs is not set up in this namespace"))
+}
+
+fn required<'a>(req: &Request<'a>, kind: u16, msg: &'static CStr) -> Result<Attr<'a>> {
+    req.attr(kind).ok_or_else(|| req.fail(EINVAL, msg))
+}
+
+impl Handler for RvsNetlink {
+    fn doit(cmd: u8, req: &Request<'_>) -> Result {
+        match cmd {
+            RVS_CMD_NEW_SERVICE | RVS_CMD_SET_SERVICE | RVS_CMD_DEL_SERVICE => {
+                service_cmd(cmd, req)
+            }
+            RVS_CMD_GET_SERVICE => get_service(req),
+            RVS_CMD_NEW_DEST | RVS_CMD_SET_DEST | RVS_CMD_DEL_DEST => dest_cmd(cmd, req),
+            RVS_CMD_GET_INFO => get_info(req),
+            RVS_CMD_FLUSH => flush(req),
+            RVS_CMD_SET_CONFIG => set_config(req),
+            RVS_CMD_GET_CONFIG => get_config(req),
+            RVS_CMD_ZERO => zero(req),
+            _ => Err(req.fail(eopnotsupp(), c"command not supported")),
+        }
+    }
+
+    fn dumpit(cmd: u8, dump: &mut Dump<'_>) -> Result {
+        match cmd {
+            RVS_CMD_GET_SERVICE => dump_services(dump),
+            RVS_CMD_GET_DEST => dump_dests(dump),
+            RVS_CMD_GET_CONN => dump_conns(dump),
+            _ => Err(dump.fail(eopnotsupp(), c"command cannot be dumped")),
+        }
+    }
+}
+
+fn service_cmd(cmd: u8, req: &Request<'_>) -> Result {
+    let ns = state_of(req)?;
+    let nest = required(req, RVS_CMD_ATTR_SERVICE, c"service attribute missing")?;
+    let full = cmd != RVS_CMD_DEL_SERVICE;
+    let (key, params) =
+        svcattr::parse_service(nest.payload, full).map_err(|c| fail_config(req, c))?;
+    let mut ctl = ns.lock();
+    let res = match (cmd, params) {
+        (RVS_CMD_NEW_SERVICE, Some(p)) => {
+            NetState::activate(ns, &mut ctl, key.af)?;
+            ns.services.add(&mut ctl, key, &p)
+        }
+        (RVS_CMD_SET_SERVICE, Some(p)) => ns.services.edit(&mut ctl, &key, &p),
+        _ => ns.services.delete(&mut ctl, &key),
+    };
+    res.map_err(|e| fail_model(req, e))
+}
+
+fn dest_cmd(cmd: u8, req: &Request<'_>) -> Result {
+    let ns = state_of(req)?;
+    let svc_nest = required(req, RVS_CMD_ATTR_SERVICE, c"service attribute missing")?;
+    let dest_nest = required(
+        req,
+        RVS_CMD_ATTR_DEST,
+        c"real server attribute missing",
+    )?;
+    let (key, _) =
+        svcattr::parse_service(svc_nest.payload, false).map_err(|c| fail_config(req, c))?;
+    let full = cmd != RVS_CMD_DEL_DEST;
+    let d = svcattr::parse_dest(dest_nest.payload, &key, full).map_err(|c| fail_config(req, c))?;
+    let mut ctl = ns.lock();
+    let res = match cmd {
+        RVS_CMD_NEW_DEST => ns.services.add_dest(&mut ctl, &key, &d),
+        RVS_CMD_SET_DEST => ns.services.edit_dest(&mut ctl, &key, &d),
+        _ => ns.services.delete_dest(&mut ctl, &key, &d),
+    };
+    res.map_err(|e| fail_model(req, e))
+}
+
+fn flush(req: &Request<'_>) -> Result {
+    let ns = state_of(req)?;
+    let mut ctl = ns.lock();
+    ns.services
+        .flush(&mut ctl)
+        .map_err(|e| fail_model(req, e))?;
+    // Unlike IPVS, flushing also drops the connections: after `-C` nothing
+    // is balanced any more, not even established flows.
+    if let Some(conns) = ns.conns() {
+        conns.clear();
+    }
+    Ok(())
+}
+
+fn get_info(req: &Request<'_>) -> Result {
+    let ns = state_of(req)?;
+    let mut reply = req.reply(RVS_CMD_GET_INFO)?;
+    let msg = reply.msg();
+    msg.put_u32(RVS_INFO_ATTR_VERSION, RVS_VERSION_CODE)?;
+    msg.put_u32(RVS_INFO_ATTR_CONN_TAB_SIZE, ns.conn_tab_size())?;
+    if let Some(conns) = ns.conns() {
+        let pad = RVS_INFO_ATTR_PAD;
+        msg.put_u32(RVS_INFO_ATTR_CONN_COUNT, conns.count())?;
+        msg.put_u64(RVS_INFO_ATTR_CONN_MEMORY, conns.memory(), pad)?;
+        msg.put_u64(RVS_INFO_ATTR_CONN_REFUSED, conns.refused(), pad)?;
+        msg.put_u64(RVS_INFO_ATTR_CONN_EVICTED, conns.evicted(), pad)?;
+    }
+    reply.send()
+}
+
+fn set_config(req: &Request<'_>) -> Result {
+    let ns = state_of(req)?;
+    let get_opt = |kind: u16| -> Result<Option<u32>> {
+        match req.attr(kind) {
+            Some(a) => crate::rvs_core::nlattr::get_u32(kind, a.payload)
+                .map(Some)
+                .map_err(|e| req.fail(EINVAL, e.msg())),
+            None => Ok(None),
+        }
+    };
+    let get = |kind| get_opt(kind).map(|v| v.unwrap_or(0));
+    // Validate every setting before changing anything.
+    let mut values = [None; settings::COUNT];
+    for (value, spec) in values.iter_mut().zip(settings::SETTINGS.iter()) {
+        if let Some(v) = get_opt(spec.attr)? {
+            *value = Some(settings::validate(spec, v).map_err(|c| fail_config(req, c))?);
+        }
+    }
+    let (tcp, tcpfin, udp) = (
+        get(RVS_CMD_ATTR_TIMEOUT_TCP)?,
+        get(RVS_CMD_ATTR_TIMEOUT_TCP_FIN)?,
+        get(RVS_CMD_ATTR_TIMEOUT_UDP)?,
+    );
+    let mut ctl = ns.lock();
+    let mut t = *ns.timeouts.get_writer(&ctl);
+    t.set_all(tcp, tcpfin, udp)
+        .map_err(|_| req.fail(EINVAL, c"timeout too large"))?;
+    ns.timeouts.replace(t, &mut ctl)?;
+    ns.set_settings(&mut ctl, &values);
+    Ok(())
+}
+
+fn get_config(req: &Request<'_>) -> Result {
+    let ns = state_of(req)?;
+    let t = {
+        let ctl = ns.lock();
+        *ns.timeouts.get_writer(&ctl)
+    };
+    let mut reply = req.reply(RVS_CMD_SET_CONFIG)?;
+    let msg = reply.msg();
+    msg.put_u32(RVS_CMD_ATTR_TIMEOUT_TCP, t.tcp_established)?;
+    msg.put_u32(RVS_CMD_ATTR_TIMEOUT_TCP_FIN, t.tcp_fin_wait)?;
+    msg.put_u32(RVS_CMD_ATTR_TIMEOUT_UDP, t.udp)?;
+    for spec in settings::SETTINGS.iter() {
+        msg.put_u32(spec.attr, ns.setting(spec.setting))?;
+    }
+    reply.send()
+}
+
+fn zero(req: &Request<'_>) -> Result {
+    let ns = state_of(req)?;
+    let key = match req.attr(RVS_CMD_ATTR_SERVICE) {
+        Some(nest) => Some(
+            svcattr::parse_service(nest.payload, false)
+                .map_err(|c| fail_config(req, c))?
+                .0,
+        ),
+        None => None,
+    };
+    let mut ctl = ns.lock();
+    ns.services
+        .zero(&mut ctl, key.as_ref())
+        .map_err(|e| fail_model(req, e))
+}
+
+fn put_stats(msg: &mut Msg, kind: u16, stats: &Stats) -> Result {
+    let t = stats.read();
+    let pad = RVS_STATS_ATTR_PAD;
+    let nest = msg.nest_start(kind)?;
+    msg.put_u64(RVS_STATS_ATTR_CONNS, t.conns, pad)?;
+    msg.put_u64(RVS_STATS_ATTR_INPKTS, t.inpkts, pad)?;
+    msg.put_u64(RVS_STATS_ATTR_OUTPKTS, t.outpkts, pad)?;
+    msg.put_u64(RVS_STATS_ATTR_INBYTES, t.inbytes, pad)?;
+    msg.put_u64(RVS_STATS_ATTR_OUTBYTES, t.outbytes, pad)?;
+    let r = stats.rates();
+    msg.put_u64(RVS_STATS_ATTR_CPS, r.cps, pad)?;
+    msg.put_u64(RVS_STATS_ATTR_INPPS, r.inpps, pad)?;
+    msg.put_u64(RVS_STATS_ATTR_OUTPPS, r.outpps, pad)?;
+    msg.put_u64(RVS_STATS_ATTR_INBPS, r.inbps, pad)?;
+    msg.put_u64(RVS_STATS_ATTR_OUTBPS, r.outbps, pad)?;
+    msg.nest_end(nest);
+    Ok(())
+}
+
+fn put_conn(msg: &mut Msg, c: &Conn) -> Result {
+    let t = &c.tuple;
+    // Templates show as IPVS shows them in /proc/net/ip_vs_conn.
+    let state = if c.template {
+        "ASSURED"
+    } else if t.protocol == crate::rvs_core::packet::IPPROTO_UDP {
+        "UDP"
+    } else {
+        c.state().name()
+    };
+    let nest = msg.nest_start(RVS_CMD_ATTR_CONN)?;
+    msg.put_u16(RVS_CONN_ATTR_AF, t.af.to_u16())?;
+    msg.put_u16(RVS_CONN_ATTR_PROTOCOL, u16::from(t.protocol))?;
+    put_addr(msg, RVS_CONN_ATTR_CADDR, &t.caddr)?;
+    msg.put_be16(RVS_CONN_ATTR_CPORT, t.cport)?;
+    put_addr(msg, RVS_CONN_ATTR_VADDR, &t.vaddr)?;
+    msg.put_be16(RVS_CONN_ATTR_VPORT, t.vport)?;
+    put_addr(msg, RVS_CONN_ATTR_DADDR, &t.daddr)?;
+    msg.put_be16(RVS_CONN_ATTR_DPORT, t.dport)?;
+    msg.put_str(RVS_CONN_ATTR_STATE, state)?;
+    msg.put_u32(RVS_CONN_ATTR_EXPIRES, c.expires_ms())?;
+    msg.put_u32(RVS_CONN_ATTR_FWD_METHOD, c.fwd.to_uapi())?;
+    msg.put_u16(RVS_CONN_ATTR_DEST_AF, c.dest.af.to_u16())?;
+    msg.nest_end(nest);
+    Ok(())
+}
+
+fn dump_conns(dump: &mut Dump<'_>) -> Result {
+    let Some(conns) = NetState::of(dump.net()).and_then(|ns| ns.conns()) else {
+        return Ok(());
+    };
+    let bucket = usize::try_from(dump.cursor(0)).unwrap_or(usize::MAX);
+    let index = usize::try_from(dump.cursor(1)).unwrap_or(usize::MAX);
+    let g = ReadGuard::new();
+    let mut failed = Ok(());
+    let (b, i) = conns.for_each_from(&g, bucket, index, |c| {
+        match dump.entry(RVS_CMD_GET_CONN, |m| put_conn(m, c)) {
+            Ok(added) => added,
+            Err(e) => {
+                failed = Err(e);
+                false
+            }
+        }
+    });
+    drop(g);
+    failed?;
+    dump.set_cursor(0, b as i64);
+    dump.set_cursor(1, i as i64);
+    Ok(())
+}
+
+fn put_addr(msg: &mut Msg, kind: u16, addr: &[u8; 16]) -> Result {
+    msg.put(kind, addr)
+}
+
+fn put_service(msg: &mut Msg, svc: &Service) -> Result {
+    let (sched, flags, timeout, netmask) = svc.settings();
+    let k = &svc.key;
+    let nest = msg.nest_start(RVS_CMD_ATTR_SERVICE)?;
+    msg.put_u16(RVS_SVC_ATTR_AF, k.af.to_u16())?;
+    if k.is_fwmark() {
+        // As IPVS: a firewall-mark service is reported by its mark alone.
+        msg.put_u32(RVS_SVC_ATTR_FWMARK, k.fwmark)?;
+    } else {
+        msg.put_u16(RVS_SVC_ATTR_PROTOCOL, u16::from(k.protocol))?;
+        put_addr(msg, RVS_SVC_ATTR_ADDR, &k.addr)?;
+        msg.put_be16(RVS_SVC_ATTR_PORT, k.port)?;
+    }
+    msg.put_str(RVS_SVC_ATTR_SCHED_NAME, sched.name())?;
+    let mut fl = [0u8; 8];
+    fl[..4].copy_from_slice(&flags.to_ne_bytes());
+    fl[4..].copy_from_slice(&u32::MAX.to_ne_bytes());
+    msg.put(RVS_SVC_ATTR_FLAGS, &fl)?;
+    msg.put_u32(RVS_SVC_ATTR_TIMEOUT, timeout)?;
+    msg.put_u32(RVS_SVC_ATTR_NETMASK, netmask)?;
+    put_stats(msg, RVS_SVC_ATTR_STATS64, &svc.stats)?;
+    msg.nest_end(nest);
+    Ok(())
+}
+
+fn put_dest(msg: &mut Msg, d: &Dest) -> Result {
+    let (u, l) = d.thresholds();
+    let nest = msg.nest_start(RVS_CMD_ATTR_DEST)?;
+    put_addr(msg, RVS_DEST_ATTR_ADDR, &d.addr)?;
+    msg.put_be16(RVS_DEST_ATTR_PORT, d.port)?;
+    msg.put_u32(RVS_DEST_ATTR_FWD_METHOD, d.fwd().to_uapi())?;
+    msg.put_u32(RVS_DEST_ATTR_WEIGHT, d.weight())?;
+    let (tun_type, tun_port, tun_flags) = d.tunnel().to_uapi();
+    msg.put(RVS_DEST_ATTR_TUN_TYPE, &[tun_type])?;
+    msg.put_be16(RVS_DEST_ATTR_TUN_PORT, tun_port)?;
+    msg.put_u16(RVS_DEST_ATTR_TUN_FLAGS, tun_flags)?;
+    msg.put_u32(RVS_DEST_ATTR_U_THRESH, u)?;
+    msg.put_u32(RVS_DEST_ATTR_L_THRESH, l)?;
+    msg.put_u32(
+        RVS_DEST_ATTR_ACTIVE_CONNS,
+        d.active_conns.load(core::sync::atomic::Ordering::Relaxed),
+    )?;
+    msg.put_u32(
+        RVS_DEST_ATTR_INACT_CONNS,
+        d.inactive_conns.load(core::sync::atomic::Ordering::Relaxed),
+    )?;
+    msg.put_u32(
+        RVS_DEST_ATTR_PERSIST_CONNS,
+        d.persist_conns.load(core::sync::atomic::Ordering::Relaxed),
+    )?;
+    msg.put_u16(RVS_DEST_ATTR_ADDR_FAMILY, d.af.to_u16())?;
+    put_stats(msg, RVS_DEST_ATTR_STATS64, &d.stats)?;
+    msg.nest_end(nest);
+    Ok(())
+}
+
+fn get_service(req: &Request<'_>) -> Result {
+    let ns = state_of(req)?;
+    let nest = required(req, RVS_CMD_ATTR_SERVICE, c"service attribute missing")?;
+    let (key, _) = svcattr::parse_service(nest.payload, false).map_err(|c| fail_config(req, c))?;
+    let svc = {
+        let mut ctl = ns.lock();
+        ns.services
+            .get(&mut ctl, &key)
+            .map_err(|e| fail_model(req, e))?
+            .clone()
+    };
+    let mut reply = req.reply(RVS_CMD_NEW_SERVICE)?;
+    put_service(reply.msg(), &svc)?;
+    reply.send()
+}
+
+fn dump_services(dump: &mut Dump<'_>) -> Result {
+    let Some(ns) = NetState::of(dump.net()) else {
+        return Ok(());
+    };
+    // Position: (bucket, index in its chain) of the next service to send.
+    let mut bucket = usize::try_from(dump.cursor(0)).unwrap_or(usize::MAX);
+    let mut index = usize::try_from(dump.cursor(1)).unwrap_or(usize::MAX);
+    let ctl = ns.lock();
+    while let Some((svc, b, i)) = ns.services.at(&ctl, bucket, index) {
+        (bucket, index) = (b, i);
+        if !dump.entry(RVS_CMD_NEW_SERVICE, |m| put_service(m, svc))? {
+            break;
+        }
+        index += 1;
+    }
+    dump.set_cursor(0, bucket as i64);
+    dump.set_cursor(1, index as i64);
+    Ok(())
+}
+
+fn dump_dests(dump: &mut Dump<'_>) -> Result {
+    let Some(ns) = NetState::of(dump.net()) else {
+        return Ok(());
+    };
+    let Some(nest) = dump.attr(RVS_CMD_ATTR_SERVICE, RVS_CMD_ATTR_MAX) else {
+        return Err(dump.fail(EINVAL, c"service attribute missing"));
+    };
+    let key: ServiceKey = match svcattr::parse_service(nest.payload, false) {
+        Ok((k, _)) => k,
+        Err(c) => return Err(dump.fail(Error::from_errno(-c.errno), c.msg)),
+    };
+    let dests = {
+        let mut ctl = ns.lock();
+        match ns.services.dests_of(&mut ctl, &key) {
+            Ok(d) => d,
+            Err(ModelError::Config(c)) => return Err(dump.fail(Error::from_errno(-c.errno), c.msg)),
+            Err(ModelError::Kernel(e)) => return Err(e),
+        }
+    };
+    let start = usize::try_from(dump.cursor(0)).unwrap_or(usize::MAX);
+    let mut i = start;
+    while let Some(d) = dests.get(i) {
+        if !dump.entry(RVS_CMD_NEW_DEST, |m| put_dest(m, d))? {
+            break;
+        }
+        i += 1;
+    }
+    dump.set_cursor(0, i as i64);
+    Ok(())
+}

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Parsing packets at the hooks: the IP header (IPv6: with its extension
+//! headers) and the TCP/UDP header, or an ICMP error and the packet it
+//! quotes, made linear exactly as far as they are read (`rvs_core::packet`
+//! and `rvs_core::icmp` validate them).
+
+#![forbid(unsafe_code)]
+
+use crate::rvs_core::config::AddrFamily;
+use crate::rvs_core::icmp::{self, IcmpQuote, IcmpSkip, IPPROTO_ICMP, IPPROTO_ICMPV6};
+use crate::rvs_core::packet::{
+    self, IpInfo, Ipv4Info, Ipv6Info, ParseError, IPPROTO_TCP, IPPROTO_UDP,
+};
+use crate::rvs_core::proto::TcpFlags;
+use crate::sys::skb::Skb;
+
+/// A parsed TCP/UDP over IPv4 or IPv6 packet.
+pub(crate) struct Packet {
+    /// The IP header fields (either family; addresses in 16-byte form).
+    pub(crate) ip: IpInfo,
+    /// Source port, host order.
+    pub(crate) sport: u16,
+    /// Destination port, host order.
+    pub(crate) dport: u16,
+    /// TCP flags; `None` for UDP.
+    pub(crate) tcp: Option<TcpFlags>,
+}
+
+/// Parses the IPv4 header (options included), making it linear (for ICMP
+/// errors).
+pub(crate) fn parse_ipv4(skb: &mut Skb<'_>) -> Option<Ipv4Info> {
+    let pkt_len = skb.len();
+    let mut want = 20usize;
+    loop {
+        let hdr = skb.header(want)?;
+        match packet::parse_ipv4(hdr, pkt_len) {
+            Ok(ip) => return Some(ip),
+            Err(ParseError::NeedMore { needed }) if needed > want => want = needed,
+            Err(_) => return None,
+        }
+    }
+}
+
+/// Parses the IPv6 header chain, making it linear (for ICMPv6 errors).
+fn parse_ipv6(skb: &mut Skb<'_>) -> Option<Ipv6Info> {
+    let pkt_len = skb.len();
+    let mut want = 40usize;
+    loop {
+        let hdr = skb.header(want)?;
+        match packet::parse_ipv6(hdr, pkt_len) {
+            Ok(ip) => return Some(ip),
+            Err(ParseError::NeedMore { needed }) if needed > want => want = needed,
+            Err(_) => return None,
+        }
+    }
+}
+
+/// Parses an ICMP (IPv4) or ICMPv6 error of family `af` and the packet it
+/// quotes, making linear what a translation reads and writes. `None` for
+/// anything that is not such an error about a TCP/UDP packet.
+pub(crate) fn parse_icmp_error(skb: &mut Skb<'_>, af: AddrFamily) -> Option<(IpInfo, IcmpQuote)> {
+    match af {
+        AddrFamily::Inet => {
+            let outer = parse_ipv4(skb)?;
+            if outer.proto != IPPROTO_ICMP {
+                return None;
+            }
+            let want = icmp::linear_len_v4(outer.ihl_len, skb.len());
+            let q = icmp::parse_v4(skb.header(want)?, &outer).ok()?;
+            Some((IpInfo::from_v4(&outer), q))
+        }
+        AddrFamily::Inet6 => {
+            let outer = parse_ipv6(skb)?;
+            if outer.proto != IPPROTO_ICMPV6 {
+                return None;
+            }
+            // Quoted extension headers ask for more; `needed` only grows
+            // and stays within the packet (parse_v6's contract), and the
+            // chain is at most IPV6_MAX_EXT_HEADERS long.
+            let mut want = icmp::linear_len_v6(outer.l4_offset, outer.total_len);
+            loop {
+                match icmp::parse_v6(skb.header(want)?, &outer) {
+                    Ok(q) => return Some((IpInfo::from_v6(&outer), q)),
+                    Err(IcmpSkip::Malformed(ParseError::NeedMore { needed })) if needed > want => {
+                        want = needed
+                    }
+                    Err(_) => return None,
+                }
+            }
+        }
+    }
+}
+
+/// Parses the IP header (IPv6: with its extension headers) of family `af`
+/// and the TCP/UDP header, making exactly those bytes linear. `None` for
+/// anything rvs does not balance (other protocols, fragments, truncated or
+/// malformed headers).
+pub(crate) fn parse(skb: &mut Skb<'_>, af: AddrFamily) -> Option<Packet> {
+    let pkt_len = skb.len();
+    let mut want = match af {
+        AddrFamily::Inet => 20usize,
+        AddrFamily::Inet6 => 40usize,
+    };
+    // A GSO packet above 64 KiB (IPv4 BIG TCP) carries total length 0.
+    let parse_ip = if skb.is_gso() {
+        packet::parse_ip_gso
+    } else {
+        packet::parse_ip
+    };
+    let ip = loop {
+        let hdr = skb.header(want)?;
+        match parse_ip(af, hdr, pkt_len) {
+            Ok(ip) => break ip,
+            Err(ParseError::NeedMore { needed }) if needed > want => want = needed,
+            Err(_) => return None,
+        }
+    };
+    if ip.proto != IPPROTO_TCP && ip.proto != IPPROTO_UDP {
+        return None;
+    }
+    if ip.is_fragment {
+        return None;
+    }
+    let off = ip.l4_offset;
+    let l4_len = if ip.proto == IPPROTO_TCP {
+        // The full TCP header, options included (its length is in byte 12).
+        let doff = skb.header(off.checked_add(20)?)?.get(off + 12)? >> 4;
+        usize::from(doff) * 4
+    } else {
+        8
+    };
+    let hdr = skb.header(off.checked_add(l4_len)?)?;
+    let l4 = hdr.get(off..)?;
+    let ports = packet::parse_l4_ports(l4, ip.proto).ok()?;
+    let tcp = if ip.proto == IPPROTO_TCP {
+        Some(packet::tcp_flags(l4).ok()?)
+    } else {
+        None
+    };
+    Some(Packet {
+        ip,
+        sport: ports.src,
+        dport: ports.dst,
+        tcp,
+    })
+}
+
+/// Whether an IPv4 packet is a fragment of a TCP or UDP packet.
+pub(crate) fn is_l4_fragment(skb: &mut Skb<'_>) -> bool {
+    // Fragment field (bytes 6-7), TTL, protocol (byte 9).
+    let Some(&[f0, f1, _, proto]) = skb.header(20).and_then(|h| h.get(6..10)) else {
+        return false;
+    };
+    let frag = u16::from_be_bytes([f0, f1]);
+    frag & (packet::IP_MF | packet::IP_OFFSET) != 0
+        && (proto == IPPROTO_TCP || proto == IPPROTO_UDP)
+}

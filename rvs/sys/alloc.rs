@@ -4,7 +4,6 @@
 //!
 //! C header: [`include/linux/slab.h`] (`kvmalloc`, `__GFP_ZERO`)
 
-use crate::rvs_core::sched::{LblcTable, MhTable};
 use kernel::prelude::*;
 
 /// Types for which the all-zero bit pattern is a valid value.
@@ -15,18 +14,11 @@ use kernel::prelude::*;
 /// (initialized, safe to use and to drop) value of the type.
 pub(crate) unsafe trait ZeroValid: Sized {}
 
-// SAFETY: an all-zero `MhTable` is a valid empty table (documented in
-// rvs_core::sched::mh: plain integer arrays).
-unsafe impl ZeroValid for MhTable {}
-// SAFETY: an all-zero `LblcTable` is a valid empty table (documented in
-// rvs_core::sched::lblc: plain integer arrays, no entry in use).
-unsafe impl ZeroValid for LblcTable {}
-
 /// A zero-filled `T` on the kvmalloc heap, charged to the caller's memory
 /// cgroup.
 pub(crate) fn zeroed_kvbox<T: ZeroValid>() -> Result<KVBox<T>> {
     let b = KVBox::<T>::new_uninit(GFP_KERNEL_ACCOUNT | __GFP_ZERO)?;
-    // SAFETY: the allocation is zero-filled, and all zeroes are a valid
-    // `T` (`ZeroValid`).
+    // SAFETY: the allocation is zero-filled (`__GFP_ZERO`), and all zeroes
+    // are a valid `T` (`ZeroValid`).
     Ok(unsafe { b.assume_init() })
 }

@@ -34,11 +34,7 @@ const CMD_ATTR_MAX: usize = RVS_CMD_ATTR_MAX as usize;
 // the bindings at compile time in crate::sys).
 
 const fn op(cmd: u8, doit: bool, dumpit: bool) -> OpSpec {
-    OpSpec {
-        cmd,
-        doit,
-        dumpit,
-    }
+    OpSpec { cmd, doit, dumpit }
 }
 
 /// Top-level attribute policy, indexed by `RVS_CMD_ATTR_*`.
@@ -158,11 +154,7 @@ fn service_cmd(cmd: u8, req: &Request<'_>) -> Result {
 fn dest_cmd(cmd: u8, req: &Request<'_>) -> Result {
     let ns = state_of(req)?;
     let svc_nest = required(req, RVS_CMD_ATTR_SERVICE, c"service attribute missing")?;
-    let dest_nest = required(
-        req,
-        RVS_CMD_ATTR_DEST,
-        c"real server attribute missing",
-    )?;
+    let dest_nest = required(req, RVS_CMD_ATTR_DEST, c"real server attribute missing")?;
     let (key, _) =
         svcattr::parse_service(svc_nest.payload, false).map_err(|c| fail_config(req, c))?;
     let full = cmd != RVS_CMD_DEL_DEST;
@@ -271,26 +263,26 @@ fn zero(req: &Request<'_>) -> Result {
         .map_err(|e| fail_model(req, e))
 }
 
-fn put_stats(msg: &mut Msg, kind: u16, stats: &Stats) -> Result {
+fn put_stats(msg: &Msg, kind: u16, stats: &Stats) -> Result {
     let t = stats.read();
     let pad = RVS_STATS_ATTR_PAD;
-    let nest = msg.nest_start(kind)?;
-    msg.put_u64(RVS_STATS_ATTR_CONNS, t.conns, pad)?;
-    msg.put_u64(RVS_STATS_ATTR_INPKTS, t.inpkts, pad)?;
-    msg.put_u64(RVS_STATS_ATTR_OUTPKTS, t.outpkts, pad)?;
-    msg.put_u64(RVS_STATS_ATTR_INBYTES, t.inbytes, pad)?;
-    msg.put_u64(RVS_STATS_ATTR_OUTBYTES, t.outbytes, pad)?;
-    let r = stats.rates();
-    msg.put_u64(RVS_STATS_ATTR_CPS, r.cps, pad)?;
-    msg.put_u64(RVS_STATS_ATTR_INPPS, r.inpps, pad)?;
-    msg.put_u64(RVS_STATS_ATTR_OUTPPS, r.outpps, pad)?;
-    msg.put_u64(RVS_STATS_ATTR_INBPS, r.inbps, pad)?;
-    msg.put_u64(RVS_STATS_ATTR_OUTBPS, r.outbps, pad)?;
-    msg.nest_end(nest);
-    Ok(())
+    msg.nested(kind, |msg| {
+        msg.put_u64(RVS_STATS_ATTR_CONNS, t.conns, pad)?;
+        msg.put_u64(RVS_STATS_ATTR_INPKTS, t.inpkts, pad)?;
+        msg.put_u64(RVS_STATS_ATTR_OUTPKTS, t.outpkts, pad)?;
+        msg.put_u64(RVS_STATS_ATTR_INBYTES, t.inbytes, pad)?;
+        msg.put_u64(RVS_STATS_ATTR_OUTBYTES, t.outbytes, pad)?;
+        let r = stats.rates();
+        msg.put_u64(RVS_STATS_ATTR_CPS, r.cps, pad)?;
+        msg.put_u64(RVS_STATS_ATTR_INPPS, r.inpps, pad)?;
+        msg.put_u64(RVS_STATS_ATTR_OUTPPS, r.outpps, pad)?;
+        msg.put_u64(RVS_STATS_ATTR_INBPS, r.inbps, pad)?;
+        msg.put_u64(RVS_STATS_ATTR_OUTBPS, r.outbps, pad)?;
+        Ok(())
+    })
 }
 
-fn put_conn(msg: &mut Msg, c: &Conn) -> Result {
+fn put_conn(msg: &Msg, c: &Conn) -> Result {
     let t = &c.tuple;
     // Templates show as IPVS shows them in /proc/net/ip_vs_conn.
     let state = if c.template {
@@ -300,21 +292,21 @@ fn put_conn(msg: &mut Msg, c: &Conn) -> Result {
     } else {
         c.state().name()
     };
-    let nest = msg.nest_start(RVS_CMD_ATTR_CONN)?;
-    msg.put_u16(RVS_CONN_ATTR_AF, t.af.to_u16())?;
-    msg.put_u16(RVS_CONN_ATTR_PROTOCOL, u16::from(t.protocol))?;
-    put_addr(msg, RVS_CONN_ATTR_CADDR, &t.caddr)?;
-    msg.put_be16(RVS_CONN_ATTR_CPORT, t.cport)?;
-    put_addr(msg, RVS_CONN_ATTR_VADDR, &t.vaddr)?;
-    msg.put_be16(RVS_CONN_ATTR_VPORT, t.vport)?;
-    put_addr(msg, RVS_CONN_ATTR_DADDR, &t.daddr)?;
-    msg.put_be16(RVS_CONN_ATTR_DPORT, t.dport)?;
-    msg.put_str(RVS_CONN_ATTR_STATE, state)?;
-    msg.put_u32(RVS_CONN_ATTR_EXPIRES, c.expires_ms())?;
-    msg.put_u32(RVS_CONN_ATTR_FWD_METHOD, c.fwd.to_uapi())?;
-    msg.put_u16(RVS_CONN_ATTR_DEST_AF, c.dest.af.to_u16())?;
-    msg.nest_end(nest);
-    Ok(())
+    msg.nested(RVS_CMD_ATTR_CONN, |msg| {
+        msg.put_u16(RVS_CONN_ATTR_AF, t.af.to_u16())?;
+        msg.put_u16(RVS_CONN_ATTR_PROTOCOL, u16::from(t.protocol))?;
+        put_addr(msg, RVS_CONN_ATTR_CADDR, &t.caddr)?;
+        msg.put_be16(RVS_CONN_ATTR_CPORT, t.cport)?;
+        put_addr(msg, RVS_CONN_ATTR_VADDR, &t.vaddr)?;
+        msg.put_be16(RVS_CONN_ATTR_VPORT, t.vport)?;
+        put_addr(msg, RVS_CONN_ATTR_DADDR, &t.daddr)?;
+        msg.put_be16(RVS_CONN_ATTR_DPORT, t.dport)?;
+        msg.put_str(RVS_CONN_ATTR_STATE, state)?;
+        msg.put_u32(RVS_CONN_ATTR_EXPIRES, c.expires_ms())?;
+        msg.put_u32(RVS_CONN_ATTR_FWD_METHOD, c.fwd.to_uapi())?;
+        msg.put_u16(RVS_CONN_ATTR_DEST_AF, c.dest.af.to_u16())?;
+        Ok(())
+    })
 }
 
 fn dump_conns(dump: &mut Dump<'_>) -> Result {
@@ -341,64 +333,64 @@ fn dump_conns(dump: &mut Dump<'_>) -> Result {
     Ok(())
 }
 
-fn put_addr(msg: &mut Msg, kind: u16, addr: &[u8; 16]) -> Result {
+fn put_addr(msg: &Msg, kind: u16, addr: &[u8; 16]) -> Result {
     msg.put(kind, addr)
 }
 
-fn put_service(msg: &mut Msg, svc: &Service) -> Result {
+fn put_service(msg: &Msg, svc: &Service) -> Result {
     let (sched, flags, timeout, netmask) = svc.settings();
     let k = &svc.key;
-    let nest = msg.nest_start(RVS_CMD_ATTR_SERVICE)?;
-    msg.put_u16(RVS_SVC_ATTR_AF, k.af.to_u16())?;
-    if k.is_fwmark() {
-        // As IPVS: a firewall-mark service is reported by its mark alone.
-        msg.put_u32(RVS_SVC_ATTR_FWMARK, k.fwmark)?;
-    } else {
-        msg.put_u16(RVS_SVC_ATTR_PROTOCOL, u16::from(k.protocol))?;
-        put_addr(msg, RVS_SVC_ATTR_ADDR, &k.addr)?;
-        msg.put_be16(RVS_SVC_ATTR_PORT, k.port)?;
-    }
-    msg.put_str(RVS_SVC_ATTR_SCHED_NAME, sched.name())?;
-    let mut fl = [0u8; 8];
-    fl[..4].copy_from_slice(&flags.to_ne_bytes());
-    fl[4..].copy_from_slice(&u32::MAX.to_ne_bytes());
-    msg.put(RVS_SVC_ATTR_FLAGS, &fl)?;
-    msg.put_u32(RVS_SVC_ATTR_TIMEOUT, timeout)?;
-    msg.put_u32(RVS_SVC_ATTR_NETMASK, netmask)?;
-    put_stats(msg, RVS_SVC_ATTR_STATS64, &svc.stats)?;
-    msg.nest_end(nest);
-    Ok(())
+    msg.nested(RVS_CMD_ATTR_SERVICE, |msg| {
+        msg.put_u16(RVS_SVC_ATTR_AF, k.af.to_u16())?;
+        if k.is_fwmark() {
+            // As IPVS: a firewall-mark service is reported by its mark alone.
+            msg.put_u32(RVS_SVC_ATTR_FWMARK, k.fwmark)?;
+        } else {
+            msg.put_u16(RVS_SVC_ATTR_PROTOCOL, u16::from(k.protocol))?;
+            put_addr(msg, RVS_SVC_ATTR_ADDR, &k.addr)?;
+            msg.put_be16(RVS_SVC_ATTR_PORT, k.port)?;
+        }
+        msg.put_str(RVS_SVC_ATTR_SCHED_NAME, sched.name())?;
+        let mut fl = [0u8; 8];
+        fl[..4].copy_from_slice(&flags.to_ne_bytes());
+        fl[4..].copy_from_slice(&u32::MAX.to_ne_bytes());
+        msg.put(RVS_SVC_ATTR_FLAGS, &fl)?;
+        msg.put_u32(RVS_SVC_ATTR_TIMEOUT, timeout)?;
+        msg.put_u32(RVS_SVC_ATTR_NETMASK, netmask)?;
+        put_stats(msg, RVS_SVC_ATTR_STATS64, &svc.stats)?;
+        Ok(())
+    })
 }
 
-fn put_dest(msg: &mut Msg, d: &Dest) -> Result {
+fn put_dest(msg: &Msg, d: &Dest) -> Result {
     let (u, l) = d.thresholds();
-    let nest = msg.nest_start(RVS_CMD_ATTR_DEST)?;
-    put_addr(msg, RVS_DEST_ATTR_ADDR, &d.addr)?;
-    msg.put_be16(RVS_DEST_ATTR_PORT, d.port)?;
-    msg.put_u32(RVS_DEST_ATTR_FWD_METHOD, d.fwd().to_uapi())?;
-    msg.put_u32(RVS_DEST_ATTR_WEIGHT, d.weight())?;
-    let (tun_type, tun_port, tun_flags) = d.tunnel().to_uapi();
-    msg.put(RVS_DEST_ATTR_TUN_TYPE, &[tun_type])?;
-    msg.put_be16(RVS_DEST_ATTR_TUN_PORT, tun_port)?;
-    msg.put_u16(RVS_DEST_ATTR_TUN_FLAGS, tun_flags)?;
-    msg.put_u32(RVS_DEST_ATTR_U_THRESH, u)?;
-    msg.put_u32(RVS_DEST_ATTR_L_THRESH, l)?;
-    msg.put_u32(
-        RVS_DEST_ATTR_ACTIVE_CONNS,
-        d.active_conns.load(core::sync::atomic::Ordering::Relaxed),
-    )?;
-    msg.put_u32(
-        RVS_DEST_ATTR_INACT_CONNS,
-        d.inactive_conns.load(core::sync::atomic::Ordering::Relaxed),
-    )?;
-    msg.put_u32(
-        RVS_DEST_ATTR_PERSIST_CONNS,
-        d.persist_conns.load(core::sync::atomic::Ordering::Relaxed),
-    )?;
-    msg.put_u16(RVS_DEST_ATTR_ADDR_FAMILY, d.af.to_u16())?;
-    put_stats(msg, RVS_DEST_ATTR_STATS64, &d.stats)?;
-    msg.nest_end(nest);
-    Ok(())
+    msg.nested(RVS_CMD_ATTR_DEST, |msg| {
+        put_addr(msg, RVS_DEST_ATTR_ADDR, &d.addr)?;
+        msg.put_be16(RVS_DEST_ATTR_PORT, d.port)?;
+        msg.put_u32(RVS_DEST_ATTR_FWD_METHOD, d.fwd().to_uapi())?;
+        msg.put_u32(RVS_DEST_ATTR_WEIGHT, d.weight())?;
+        let (tun_type, tun_port, tun_flags) = d.tunnel().to_uapi();
+        msg.put(RVS_DEST_ATTR_TUN_TYPE, &[tun_type])?;
+        msg.put_be16(RVS_DEST_ATTR_TUN_PORT, tun_port)?;
+        msg.put_u16(RVS_DEST_ATTR_TUN_FLAGS, tun_flags)?;
+        msg.put_u32(RVS_DEST_ATTR_U_THRESH, u)?;
+        msg.put_u32(RVS_DEST_ATTR_L_THRESH, l)?;
+        msg.put_u32(
+            RVS_DEST_ATTR_ACTIVE_CONNS,
+            d.active_conns.load(core::sync::atomic::Ordering::Relaxed),
+        )?;
+        msg.put_u32(
+            RVS_DEST_ATTR_INACT_CONNS,
+            d.inactive_conns.load(core::sync::atomic::Ordering::Relaxed),
+        )?;
+        msg.put_u32(
+            RVS_DEST_ATTR_PERSIST_CONNS,
+            d.persist_conns.load(core::sync::atomic::Ordering::Relaxed),
+        )?;
+        msg.put_u16(RVS_DEST_ATTR_ADDR_FAMILY, d.af.to_u16())?;
+        put_stats(msg, RVS_DEST_ATTR_STATS64, &d.stats)?;
+        Ok(())
+    })
 }
 
 fn get_service(req: &Request<'_>) -> Result {

@@ -23,6 +23,7 @@ use super::netns::Net;
 use core::ffi::{c_int, CStr};
 use core::marker::PhantomData;
 use kernel::prelude::*;
+use kernel::types::Opaque;
 
 /// One attribute of a request: its type and its payload bytes.
 #[derive(Clone, Copy)]
@@ -102,6 +103,12 @@ struct FamilyStorage {
 }
 
 /// A registered generic netlink family; unregistered on drop.
+///
+/// # Invariants
+///
+/// `storage.family` (with the ops and policy it points to, in the same
+/// pinned allocation) is registered with `genl_register_family` until
+/// `Drop`; its ops call `H`'s trampolines.
 pub(crate) struct Family<H: Handler> {
     storage: Pin<KBox<FamilyStorage>>,
     _handler: PhantomData<H>,
@@ -168,6 +175,7 @@ impl<H: Handler> Family<H> {
         if ret != 0 {
             return Err(Error::from_errno(ret));
         }
+        // INVARIANT: registered just above, with `H`'s trampolines.
         Ok(Self {
             storage,
             _handler: PhantomData,
@@ -177,8 +185,9 @@ impl<H: Handler> Family<H> {
 
 impl<H: Handler> Drop for Family<H> {
     fn drop(&mut self) {
-        // SAFETY: registered in `register`; this waits for running handlers
-        // and dumps (the netlink core holds the family's locks).
+        // SAFETY: registered in `register` (invariant); this waits for
+        // running handlers and dumps (the netlink core holds the family's
+        // locks), so the storage is unused once it returns.
         unsafe { ffi::genl_unregister_family(&self.storage.family as *const _ as *mut _) };
     }
 }
@@ -198,6 +207,12 @@ unsafe fn set_extack(extack: *mut ffi::netlink_ext_ack, msg: &'static CStr) {
 }
 
 /// A doit request.
+///
+/// # Invariants
+///
+/// `info` is the valid `genl_info` of a request whose doit handler is
+/// running for `'a` (made only by `doit_trampoline`); its attributes were
+/// parsed and validated by the netlink core against the family's policy.
 pub(crate) struct Request<'a> {
     info: *mut ffi::genl_info,
     _p: PhantomData<&'a ffi::genl_info>,
@@ -214,7 +229,8 @@ impl<'a> Request<'a> {
     /// Top-level attribute `kind`, already checked against the policy.
     pub(crate) fn attr(&self, kind: u16) -> Option<Attr<'a>> {
         let kind = u32::from(kind);
-        // SAFETY: `info` and its family are valid during the handler.
+        // SAFETY: `info` and its family are valid during the handler
+        // (invariant).
         let (attrs, maxattr) = unsafe { ((*self.info).attrs, (*(*self.info).family).maxattr) };
         if attrs.is_null() || kind > maxattr {
             return None;
@@ -227,7 +243,8 @@ impl<'a> Request<'a> {
     /// Sets the extended-ack message and returns `err` for the caller to
     /// propagate.
     pub(crate) fn fail(&self, err: Error, msg: &'static CStr) -> Error {
-        // SAFETY: `info` is valid; `extack` is null or valid for the call.
+        // SAFETY: `info` is valid (invariant); `extack` is null or valid for
+        // the call.
         unsafe { set_extack((*self.info).extack, msg) };
         err
     }
@@ -239,36 +256,58 @@ impl<'a> Request<'a> {
         if skb.is_null() {
             return Err(ENOMEM);
         }
-        // SAFETY: `skb` is a fresh message; `info` and its family are valid.
+        // SAFETY: `skb` is a fresh message; `info` and its family are valid
+        // (invariant).
         let hdr = unsafe { ffi::rvs_genlmsg_put_reply(skb, self.info, (*self.info).family, cmd) };
         if hdr.is_null() {
             // SAFETY: `skb` is ours and not sent.
             unsafe { ffi::rvs_nlmsg_free(skb) };
             return Err(emsgsize());
         }
+        // INVARIANT: a fresh message with its header, owned by the reply;
+        // `info` is valid for `'a`.
         Ok(Reply {
-            msg: Msg { skb, hdr },
+            skb,
+            hdr,
             info: self.info,
             _p: PhantomData,
         })
     }
 }
 
-/// Attribute writer over a message being built (reply or dump entry).
-pub(crate) struct Msg {
-    skb: *mut ffi::sk_buff,
-    hdr: *mut core::ffi::c_void,
-}
-
-/// An open nested attribute; close it with [`Msg::nest_end`].
-pub(crate) struct Nest(*mut ffi::nlattr);
+/// Attribute writer over a message being built (reply or dump entry):
+/// the message's `sk_buff` itself, only ever handed out as `&Msg` (so it
+/// cannot be moved or swapped), for as long as its owner keeps it.
+///
+/// # Invariants
+///
+/// A `&Msg` points to a netlink message under construction that stays
+/// alive, and that only `Msg` methods write, for the reference's lifetime
+/// (a reply's own skb, or a dump round's buffer).
+#[repr(transparent)]
+pub(crate) struct Msg(Opaque<ffi::sk_buff>);
 
 impl Msg {
+    /// # Safety
+    ///
+    /// `skb` is a message under construction that stays alive and is
+    /// written only through the returned reference for `'m`.
+    unsafe fn from_raw<'m>(skb: *mut ffi::sk_buff) -> &'m Msg {
+        // SAFETY: `Msg` is a transparent wrapper of `sk_buff`; the caller
+        // guarantees that the message lives for `'m`.
+        unsafe { &*skb.cast::<Msg>() }
+    }
+
+    fn skb(&self) -> *mut ffi::sk_buff {
+        self.0.get()
+    }
+
     /// Appends attribute `kind` with raw payload `data`.
-    pub(crate) fn put(&mut self, kind: u16, data: &[u8]) -> Result {
+    pub(crate) fn put(&self, kind: u16, data: &[u8]) -> Result {
         let len = c_int::try_from(data.len()).map_err(|_| emsgsize())?;
-        // SAFETY: `skb` is a message we own; `data` is valid for `len` bytes.
-        let ret = unsafe { ffi::nla_put(self.skb, kind as c_int, len, data.as_ptr().cast()) };
+        // SAFETY: the message is alive and written only through `self`
+        // (invariant); `data` is valid for `len` bytes.
+        let ret = unsafe { ffi::nla_put(self.skb(), kind as c_int, len, data.as_ptr().cast()) };
         if ret != 0 {
             return Err(emsgsize());
         }
@@ -276,27 +315,28 @@ impl Msg {
     }
 
     /// Appends a `u16` attribute in host order.
-    pub(crate) fn put_u16(&mut self, kind: u16, v: u16) -> Result {
+    pub(crate) fn put_u16(&self, kind: u16, v: u16) -> Result {
         self.put(kind, &v.to_ne_bytes())
     }
 
     /// Appends a `u16` attribute in network order.
-    pub(crate) fn put_be16(&mut self, kind: u16, v: u16) -> Result {
+    pub(crate) fn put_be16(&self, kind: u16, v: u16) -> Result {
         self.put(kind, &v.to_be_bytes())
     }
 
     /// Appends a `u32` attribute in host order.
-    pub(crate) fn put_u32(&mut self, kind: u16, v: u32) -> Result {
+    pub(crate) fn put_u32(&self, kind: u16, v: u32) -> Result {
         self.put(kind, &v.to_ne_bytes())
     }
 
     /// Appends a 64-bit attribute, aligned with pad attribute `pad`.
-    pub(crate) fn put_u64(&mut self, kind: u16, v: u64, pad: u16) -> Result {
+    pub(crate) fn put_u64(&self, kind: u16, v: u64, pad: u16) -> Result {
         let data = v.to_ne_bytes();
-        // SAFETY: `skb` is ours; `data` is 8 valid bytes.
+        // SAFETY: the message is alive and written only through `self`
+        // (invariant); `data` is 8 valid bytes.
         let ret = unsafe {
             ffi::nla_put_64bit(
-                self.skb,
+                self.skb(),
                 kind as c_int,
                 8,
                 data.as_ptr().cast(),
@@ -310,7 +350,7 @@ impl Msg {
     }
 
     /// Appends a NUL-terminated string attribute.
-    pub(crate) fn put_str(&mut self, kind: u16, s: &str) -> Result {
+    pub(crate) fn put_str(&self, kind: u16, s: &str) -> Result {
         let mut buf = [0u8; 64];
         let bytes = s.as_bytes();
         let dst = buf.get_mut(..bytes.len()).ok_or(emsgsize())?;
@@ -318,44 +358,56 @@ impl Msg {
         self.put(kind, buf.get(..bytes.len() + 1).ok_or(emsgsize())?)
     }
 
-    /// Opens a nested attribute.
-    pub(crate) fn nest_start(&mut self, kind: u16) -> Result<Nest> {
-        // SAFETY: `skb` is ours.
-        let nla = unsafe { ffi::rvs_nla_nest_start(self.skb, kind as c_int) };
+    /// Appends nested attribute `kind`, whose contents `fill` writes. If
+    /// `fill` fails the nest is left open and the error returned: the
+    /// caller then drops the whole message (a reply is freed, a dump entry
+    /// cancelled).
+    pub(crate) fn nested(&self, kind: u16, fill: impl FnOnce(&Msg) -> Result) -> Result {
+        // SAFETY: the message is alive and written only through `self`
+        // (invariant).
+        let nla = unsafe { ffi::rvs_nla_nest_start(self.skb(), kind as c_int) };
         if nla.is_null() {
             return Err(emsgsize());
         }
-        Ok(Nest(nla))
-    }
-
-    /// Closes a nested attribute opened on this message.
-    pub(crate) fn nest_end(&mut self, nest: Nest) {
-        // SAFETY: `nest` was opened on this message, which is still ours.
-        unsafe { ffi::rvs_nla_nest_end(self.skb, nest.0) };
+        fill(self)?;
+        // SAFETY: `nla` was opened on this same message just above, which
+        // is still alive (`&self`).
+        unsafe { ffi::rvs_nla_nest_end(self.skb(), nla) };
+        Ok(())
     }
 }
 
 /// A reply to a doit request; freed unless sent.
+///
+/// # Invariants
+///
+/// `skb` is a message under construction owned by the reply until `send`
+/// hands it to the netlink core, with its genetlink header `hdr`; `info`
+/// is the request's, valid for `'a`.
 pub(crate) struct Reply<'a> {
-    msg: Msg,
+    skb: *mut ffi::sk_buff,
+    hdr: *mut core::ffi::c_void,
     info: *mut ffi::genl_info,
     _p: PhantomData<&'a ffi::genl_info>,
 }
 
 impl Reply<'_> {
     /// The attribute writer.
-    pub(crate) fn msg(&mut self) -> &mut Msg {
-        &mut self.msg
+    pub(crate) fn msg(&mut self) -> &Msg {
+        // SAFETY: the reply owns the message (invariant), which it keeps
+        // while borrowed, and writes it only through this reference.
+        unsafe { Msg::from_raw(self.skb) }
     }
 
     /// Finishes and sends the reply.
     pub(crate) fn send(self) -> Result {
         let this = core::mem::ManuallyDrop::new(self);
-        // SAFETY: the message is ours and complete; `info` is valid. The
-        // reply call consumes the skb whatever it returns.
+        // SAFETY: the message is ours and complete; `info` is valid
+        // (invariant). The reply call consumes the skb whatever it returns,
+        // and `ManuallyDrop` keeps `Drop` from freeing it again.
         let ret = unsafe {
-            ffi::rvs_genlmsg_end(this.msg.skb, this.msg.hdr);
-            ffi::rvs_genlmsg_reply(this.msg.skb, this.info)
+            ffi::rvs_genlmsg_end(this.skb, this.hdr);
+            ffi::rvs_genlmsg_reply(this.skb, this.info)
         };
         if ret != 0 {
             return Err(Error::from_errno(ret));
@@ -366,12 +418,19 @@ impl Reply<'_> {
 
 impl Drop for Reply<'_> {
     fn drop(&mut self) {
-        // SAFETY: not sent (`send` skips this drop), so the skb is still ours.
-        unsafe { ffi::rvs_nlmsg_free(self.msg.skb) };
+        // SAFETY: not sent (`send` skips this drop), so the skb is still
+        // ours (invariant).
+        unsafe { ffi::rvs_nlmsg_free(self.skb) };
     }
 }
 
 /// One round of a dump: a message buffer to fill and a resumable cursor.
+///
+/// # Invariants
+///
+/// `skb` and `cb` are the buffer and the valid callback of a dump round
+/// that runs for `'a` (made only by `dumpit_trampoline`); the round's
+/// buffer is written only through this value.
 pub(crate) struct Dump<'a> {
     skb: *mut ffi::sk_buff,
     cb: *mut ffi::netlink_callback,
@@ -381,21 +440,22 @@ pub(crate) struct Dump<'a> {
 impl<'a> Dump<'a> {
     /// The namespace the dump runs in.
     pub(crate) fn net(&self) -> &'a Net {
-        // SAFETY: `cb` and its request skb are valid for the round; the
-        // requesting socket holds its namespace.
+        // SAFETY: `cb` and its request skb are valid for the round
+        // (invariant); the requesting socket holds its namespace.
         unsafe { Net::from_raw(ffi::rvs_genl_dump_net(self.cb)) }
     }
 
     /// Cursor slot `i` (zero at the start of a dump).
     pub(crate) fn cursor(&self, i: usize) -> i64 {
-        // SAFETY: `cb` is valid; `args` is the union's `long[6]` view.
+        // SAFETY: `cb` is valid (invariant); `args` is the union's `long[6]`
+        // view, which genl leaves to the dump's own use.
         let args = unsafe { &(*self.cb).__bindgen_anon_1.args };
         args.get(i).copied().unwrap_or(0)
     }
 
     /// Sets cursor slot `i`.
     pub(crate) fn set_cursor(&mut self, i: usize, v: i64) {
-        // SAFETY: `cb` is valid and owned by this dump round.
+        // SAFETY: `cb` is valid and owned by this dump round (invariant).
         let args = unsafe { &mut (*self.cb).__bindgen_anon_1.args };
         if let Some(slot) = args.get_mut(i) {
             *slot = v as core::ffi::c_long;
@@ -407,7 +467,7 @@ impl<'a> Dump<'a> {
         if kind > maxattr {
             return None;
         }
-        // SAFETY: `cb` is valid; the genl core parsed the request into an
+        // SAFETY: `cb` is valid (invariant); the genl core parsed the request into an
         // array of `maxattr + 1` entries (or null without attributes).
         let attrs = unsafe { ffi::rvs_genl_dump_attrs(self.cb) };
         if attrs.is_null() {
@@ -420,7 +480,8 @@ impl<'a> Dump<'a> {
 
     /// Sets the extended-ack message of the dump and returns `err`.
     pub(crate) fn fail(&self, err: Error, msg: &'static CStr) -> Error {
-        // SAFETY: `cb` is valid; `extack` is null or valid for the round.
+        // SAFETY: `cb` is valid (invariant); `extack` is null or valid for the
+        // round.
         unsafe { set_extack((*self.cb).extack, msg) };
         err
     }
@@ -428,16 +489,18 @@ impl<'a> Dump<'a> {
     /// Adds one message of command `cmd` and lets `fill` write its
     /// attributes. Returns `Ok(false)` (and adds nothing) if the buffer is
     /// full, so the caller stops and resumes from its cursor next round.
-    pub(crate) fn entry(&mut self, cmd: u8, fill: impl FnOnce(&mut Msg) -> Result) -> Result<bool> {
-        // SAFETY: `cb` is valid; its family is the registered one.
+    pub(crate) fn entry(&mut self, cmd: u8, fill: impl FnOnce(&Msg) -> Result) -> Result<bool> {
+        // SAFETY: `cb` is valid (invariant); its family is the registered one.
         let family = unsafe { ffi::rvs_genl_dump_family(self.cb) };
-        // SAFETY: `skb` is this round's buffer; `cb` is valid.
+        // SAFETY: `skb` is this round's buffer and `cb` is valid (invariant).
         let hdr = unsafe { ffi::rvs_genlmsg_put_dump(self.skb, self.cb, family, cmd) };
         if hdr.is_null() {
             return Ok(false);
         }
-        let mut msg = Msg { skb: self.skb, hdr };
-        match fill(&mut msg) {
+        // SAFETY: this round's buffer, alive for the round and written only
+        // through this reference while it lives (`&mut self`).
+        let msg = unsafe { Msg::from_raw(self.skb) };
+        match fill(msg) {
             Ok(()) => {
                 // SAFETY: `hdr` was put on `skb` above.
                 unsafe { ffi::rvs_genlmsg_end(self.skb, hdr) };
@@ -458,7 +521,7 @@ impl<'a> Dump<'a> {
 
     /// Bytes written this round (0 ends the dump).
     fn written(&self) -> u32 {
-        // SAFETY: `skb` is this round's valid buffer.
+        // SAFETY: `skb` is this round's valid buffer (invariant).
         unsafe { ffi::rvs_skb_len(self.skb) }
     }
 }
@@ -472,6 +535,7 @@ unsafe extern "C" fn doit_trampoline<H: Handler>(
 ) -> c_int {
     // SAFETY: the genl core passes a valid `info` whose header was parsed.
     let cmd = unsafe { (*(*info).genlhdr).cmd };
+    // INVARIANT: `info` is valid while the handler runs.
     let req = Request {
         info,
         _p: PhantomData,
@@ -491,6 +555,7 @@ unsafe extern "C" fn dumpit_trampoline<H: Handler>(
 ) -> c_int {
     // SAFETY: the netlink core passes a valid callback with the request.
     let cmd = unsafe { ffi::rvs_genl_dump_cmd(cb) };
+    // INVARIANT: the round's buffer and callback, valid while it runs.
     let mut dump = Dump {
         skb,
         cb,

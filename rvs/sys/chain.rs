@@ -22,7 +22,7 @@
 
 use super::ffi;
 use super::rcu::{lock_bh, BhLocked, ReadGuard};
-use super::slab::{Cached, CacheSlot, SlabBox};
+use super::slab::{CacheSlot, Cached, SlabBox};
 use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 use kernel::prelude::*;
@@ -110,6 +110,11 @@ impl<T: ChainItem> Cached for Entry<T> {
 }
 
 /// An entry built and not yet published.
+///
+/// # Invariants
+///
+/// The box holds an entry of `T`'s cache that no chain and no reference
+/// has seen yet (`next` null, `refs` 1 if counted, else 0).
 pub(crate) struct NewEntry<T: ChainItem>(SlabBox<Entry<T>>);
 
 impl<T: ChainItem> NewEntry<T> {
@@ -117,6 +122,7 @@ impl<T: ChainItem> NewEntry<T> {
     /// (`GFP_ATOMIC`); `counted`: it has a reference count, of which the
     /// chain will hold one. `None` if memory is short.
     pub(crate) fn new(value: T, bucket: u32, counted: bool) -> Option<Self> {
+        // INVARIANT: a fresh entry in a fresh slab object.
         SlabBox::new_atomic(Entry::with(value, bucket, counted)).map(Self)
     }
 }
@@ -242,7 +248,9 @@ impl<T: ChainItem> RefSlot<T> {
     /// A slot holding `r`.
     pub(crate) fn new(r: Option<EntryRef<T>>) -> Self {
         // INVARIANT: takes over `r`'s reference.
-        Self(AtomicPtr::new(r.map_or(ptr::null_mut(), EntryRef::into_raw)))
+        Self(AtomicPtr::new(
+            r.map_or(ptr::null_mut(), EntryRef::into_raw),
+        ))
     }
 
     /// Takes the reference out (a relaxed swap: callers serialize by the
@@ -296,7 +304,10 @@ impl<T: ChainItem> ChainTable<T> {
         }
         let mut locks = KVec::with_capacity(stripes, GFP_KERNEL_ACCOUNT)?;
         for _ in 0..stripes {
-            locks.push(KBox::pin_init(lock(), GFP_KERNEL_ACCOUNT)?, GFP_KERNEL_ACCOUNT)?;
+            locks.push(
+                KBox::pin_init(lock(), GFP_KERNEL_ACCOUNT)?,
+                GFP_KERNEL_ACCOUNT,
+            )?;
         }
         // INVARIANT: every chain is empty.
         Ok(Self { buckets, locks })
@@ -316,6 +327,7 @@ impl<T: ChainItem> ChainTable<T> {
     /// The entries of chain `bucket`, walked under the read-side section
     /// `g` without a lock. `None` past the end.
     pub(crate) fn iter<'g>(&'g self, _g: &'g ReadGuard, bucket: usize) -> Option<RcuIter<'g, T>> {
+        // INVARIANT: the chain's head, loaded inside `_g`.
         Some(RcuIter {
             p: self.buckets.get(bucket)?.load(Ordering::Acquire),
             _g,
@@ -326,6 +338,7 @@ impl<T: ChainItem> ChainTable<T> {
     pub(crate) fn lock(&self, bucket: usize) -> Option<BucketGuard<'_, T>> {
         let head = self.buckets.get(bucket)?;
         let lock = self.locks.get(bucket.checked_rem(self.locks.len())?)?;
+        // INVARIANT: the bucket with its own stripe lock, taken here.
         Some(BucketGuard {
             head,
             _lock: lock_bh(lock),
@@ -352,6 +365,12 @@ impl<T: ChainItem> Drop for ChainTable<T> {
 }
 
 /// A chain walked under an RCU read-side section.
+///
+/// # Invariants
+///
+/// `p` is null or an entry that was reachable from the chain after the
+/// read-side section `_g` began (so it is freed, if at all, only after
+/// `_g` ends).
 pub(crate) struct RcuIter<'g, T: ChainItem> {
     p: *mut Entry<T>,
     _g: &'g ReadGuard,
@@ -369,6 +388,8 @@ impl<'g, T: ChainItem> Iterator for RcuIter<'g, T> {
         // cannot end while the read-side section `_g` (borrowed for `'g`)
         // is held.
         let e: &'g Entry<T> = unsafe { &*self.p };
+        // INVARIANT: `e`'s link, loaded inside `_g` (Acquire: the entry it
+        // names is fully built).
         self.p = e.next.load(Ordering::Acquire);
         Some(e)
     }
@@ -376,6 +397,11 @@ impl<'g, T: ChainItem> Iterator for RcuIter<'g, T> {
 
 /// A chain with its stripe lock held (bottom halves off); dropping it
 /// unlocks.
+///
+/// # Invariants
+///
+/// `head` is a bucket of a [`ChainTable`] and `_lock` the guard of that
+/// bucket's stripe lock: only the holder may change the chain's links.
 pub(crate) struct BucketGuard<'a, T: ChainItem> {
     head: &'a AtomicPtr<Entry<T>>,
     _lock: BhLocked<'a, ()>,
@@ -390,6 +416,8 @@ impl<'a, T: ChainItem> BucketGuard<'a, T> {
             .store(self.head.load(Ordering::Relaxed), Ordering::Relaxed);
         let raw = SlabBox::into_raw(e.0);
         // Publish: readers that load the new head see a fully built entry.
+        // INVARIANT: a live entry, now owned by the chain, linked under the
+        // stripe lock (`self`).
         self.head.store(raw, Ordering::Release);
         // SAFETY: just published; freed only after a grace period that the
         // caller's read-side section (`g`) delays.
@@ -417,6 +445,8 @@ impl<'a, T: ChainItem> BucketGuard<'a, T> {
             let e = unsafe { &*p };
             if doomed(e) {
                 // Readers at `e` still see its `next`; new readers skip it.
+                // INVARIANT: links change under the stripe lock (`self`); the
+                // chain gives up `e`, disposed of below.
                 link.store(e.next.load(Ordering::Relaxed), Ordering::Release);
                 unlinked(e);
                 // SAFETY: unlinked above under the lock; the chain owned it.
@@ -433,6 +463,7 @@ impl<'a, T: ChainItem> BucketGuard<'a, T> {
     /// iterator drops); references live as long as the caller's read-side
     /// section `g`.
     pub(crate) fn into_iter<'g>(self, _g: &'g ReadGuard) -> LockedIter<'a, 'g, T> {
+        // INVARIANT: the head of the locked chain.
         LockedIter {
             p: self.head.load(Ordering::Relaxed),
             _guard: self,
@@ -442,6 +473,11 @@ impl<'a, T: ChainItem> BucketGuard<'a, T> {
 }
 
 /// A chain walked under its stripe lock (see [`BucketGuard::into_iter`]).
+///
+/// # Invariants
+///
+/// `p` is null or an entry linked in `_guard`'s chain, whose lock is held
+/// for as long as the iterator lives; `_g` was held before it was loaded.
 pub(crate) struct LockedIter<'a, 'g, T: ChainItem> {
     p: *mut Entry<T>,
     _guard: BucketGuard<'a, T>,
@@ -460,6 +496,7 @@ impl<'g, T: ChainItem> Iterator for LockedIter<'_, 'g, T> {
         // freed only after a grace period, which the read-side section `_g`
         // delays past `'g`.
         let e: &'g Entry<T> = unsafe { &*self.p };
+        // INVARIANT: the next entry of the locked chain.
         self.p = e.next.load(Ordering::Relaxed);
         Some(e)
     }

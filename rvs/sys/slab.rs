@@ -59,11 +59,18 @@ impl<T> CacheSlot<T> {
             unsafe { ffi::kmem_cache_destroy(cache) };
             return Err(EBUSY);
         }
+        // INVARIANT: the slot holds the cache just created, and no other
+        // owner exists (the exchange from null succeeded).
         Ok(CacheOwner { slot: self })
     }
 }
 
 /// Owner of a slot's cache: destroys it on drop.
+///
+/// # Invariants
+///
+/// `slot` holds the cache this owner created (or null once dropped): only
+/// one owner exists per slot (`create` fails on a full slot).
 pub(crate) struct CacheOwner<T: 'static> {
     slot: &'static CacheSlot<T>,
 }
@@ -72,10 +79,11 @@ impl<T> Drop for CacheOwner<T> {
     fn drop(&mut self) {
         let cache = self.slot.cache.swap(ptr::null_mut(), Ordering::AcqRel);
         if !cache.is_null() {
-            // SAFETY: created by `create` and taken out of the slot, so no new
-            // object comes from it. Dropped at unload after every object was
-            // freed (after `rcu_barrier`); were one left, the kernel would
-            // warn and keep the cache, and `kfree` of the object stays valid.
+            // SAFETY: created by `create` (invariant) and taken out of the
+            // slot, so no new object comes from it. Dropped at unload after
+            // every object was freed (after `rcu_barrier`); were one left,
+            // the kernel would warn and keep the cache, and `SlabBox`'s drop
+            // (`kfree`) stays valid for it.
             unsafe { ffi::kmem_cache_destroy(cache) };
         }
     }
@@ -91,14 +99,14 @@ pub(crate) trait Cached: Sized + 'static {
 ///
 /// # Invariants
 ///
-/// `ptr` points to an initialized `T` in a slab object of a cache created
-/// for `T`'s layout, owned by this box.
-pub(crate) struct SlabBox<T>(NonNull<T>);
+/// The pointer is an initialized `T` in a slab object of a cache created
+/// for `T`'s layout (allocated from `T::cache()`), owned by this box.
+pub(crate) struct SlabBox<T: Cached>(NonNull<T>);
 
 // SAFETY: the box owns its `T`, as `KBox` does.
-unsafe impl<T: Send> Send for SlabBox<T> {}
+unsafe impl<T: Cached + Send> Send for SlabBox<T> {}
 // SAFETY: as above.
-unsafe impl<T: Sync> Sync for SlabBox<T> {}
+unsafe impl<T: Cached + Sync> Sync for SlabBox<T> {}
 
 impl<T: Cached> SlabBox<T> {
     /// Moves `value` into a new object of `T`'s cache (`GFP_ATOMIC`, so the
@@ -120,7 +128,7 @@ impl<T: Cached> SlabBox<T> {
     }
 }
 
-impl<T> SlabBox<T> {
+impl<T: Cached> SlabBox<T> {
     /// Gives up ownership; [`SlabBox::from_raw`] takes it back.
     pub(crate) fn into_raw(b: Self) -> *mut T {
         let p = b.0.as_ptr();
@@ -137,7 +145,7 @@ impl<T> SlabBox<T> {
     }
 }
 
-impl<T> core::ops::Deref for SlabBox<T> {
+impl<T: Cached> core::ops::Deref for SlabBox<T> {
     type Target = T;
     fn deref(&self) -> &T {
         // SAFETY: owned, initialized object (invariant).
@@ -145,12 +153,15 @@ impl<T> core::ops::Deref for SlabBox<T> {
     }
 }
 
-impl<T> Drop for SlabBox<T> {
+impl<T: Cached> Drop for SlabBox<T> {
     fn drop(&mut self) {
         let p = self.0.as_ptr();
-        // SAFETY: the object is owned and initialized (invariant); after
-        // dropping its value the memory goes back to its slab (`kfree`
-        // frees `kmem_cache_alloc` objects too, finding their cache).
+        // SAFETY: the object is owned and initialized (invariant) and not
+        // used after this; its memory is a slab object, freed once.
+        // `kfree` finds the object's cache from its slab page, so this
+        // holds whatever cache `T::cache()` (a safe trait) names now, and
+        // even after an owner destroyed a cache that still had objects
+        // (the kernel then warns and keeps it).
         unsafe {
             ptr::drop_in_place(p);
             ffi::kfree(p.cast());

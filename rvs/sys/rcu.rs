@@ -20,6 +20,12 @@ use kernel::sync::Mutex;
 use kernel::types::Opaque;
 
 /// An RCU read-side critical section (`rcu_read_lock`).
+///
+/// # Invariants
+///
+/// `rcu_read_lock` was called when the guard was made, on this CPU context
+/// (the guard is not `Send`), and is undone only by its drop: while a
+/// `&ReadGuard` lives, no grace period that began after it can end.
 pub(crate) struct ReadGuard {
     _not_send: PhantomData<*mut ()>,
 }
@@ -29,6 +35,7 @@ impl ReadGuard {
     pub(crate) fn new() -> Self {
         // SAFETY: always allowed; paired with the unlock in `drop`.
         unsafe { ffi::rvs_rcu_read_lock() };
+        // INVARIANT: the read-side section was just entered.
         Self {
             _not_send: PhantomData,
         }
@@ -45,6 +52,12 @@ impl Drop for ReadGuard {
 
 /// Bottom halves disabled (`local_bh_disable`), so spinlocks also taken by
 /// the packet path (softirq) can be taken from process context.
+///
+/// # Invariants
+///
+/// `local_bh_disable` was called when the guard was made, on this CPU (the
+/// guard is not `Send`), and is undone only by its drop. Bottom halves off
+/// is also an RCU read-side section.
 pub(crate) struct BhGuard {
     _not_send: PhantomData<*mut ()>,
 }
@@ -54,6 +67,7 @@ impl BhGuard {
     pub(crate) fn new() -> Self {
         // SAFETY: always allowed; paired with the enable in `drop`.
         unsafe { ffi::rvs_local_bh_disable() };
+        // INVARIANT: bottom halves were just disabled.
         Self {
             _not_send: PhantomData,
         }
@@ -214,13 +228,24 @@ impl<T: Send + Sync> Drop for RcuOpt<T> {
 /// Proof of exclusive write access to a set of RCU cells: the guard of the
 /// mutex that serializes their writers.
 ///
+/// Writers read a cell without a read-side section ([`RcuCell::get_writer`],
+/// the reference borrowing the token) and replace it with the token
+/// borrowed mutably ([`RcuCell::replace`]), so while a writer holds such a
+/// reference no `replace` through the same token can free its value.
+///
 /// # Safety
 ///
-/// A `&Self` may exist only while its holder holds the lock that serializes
-/// every writer of the cells it is used with (so no `replace` runs while a
-/// reference from `get_writer` lives). The only implementor is
-/// [`Writer`], the guard of a [`WriterLock`]; code outside this layer
-/// cannot make one without taking that lock.
+/// A value of the implementing type may exist only while its holder holds
+/// a [`WriterLock`], which excludes every other holder of a token of that
+/// lock. The only implementor is [`Writer`], the guard of a `WriterLock`,
+/// which nothing outside this file can construct: code above this layer
+/// cannot make a token without taking the lock.
+///
+/// The token proves that *a* writer lock is held, not which one: which
+/// cells a lock covers is its owner's layout (each namespace's state owns
+/// its lock and its cells, and writes its cells only under its own lock).
+/// Binding each cell to its lock, as `LockedBy` does, would cost a pointer
+/// per cell (every service bucket) and a runtime check per access.
 pub(crate) unsafe trait WriterToken {}
 
 /// The mutex that serializes the writers of a set of RCU cells (a
@@ -245,15 +270,23 @@ impl<T> WriterLock<T> {
 
     /// Takes the lock (may sleep).
     pub(crate) fn lock(&self) -> Writer<'_, T> {
+        // INVARIANT: the guard of this lock's mutex, just taken.
         Writer(self.mutex.lock())
     }
 }
 
 /// A held [`WriterLock`]: the data it guards, and the writer token.
+///
+/// # Invariants
+///
+/// The wrapped guard is of a `WriterLock`'s mutex: the lock is held while
+/// the value exists. Only [`WriterLock::lock`] makes one (the field is
+/// private to this file).
 pub(crate) struct Writer<'a, T>(Guard<'a, T, MutexBackend>);
 
-// SAFETY: a `Writer` exists only while its mutex is held (it wraps the
-// mutex's guard and nothing else constructs one).
+// SAFETY: a `Writer` exists only while its `WriterLock` is held (type
+// invariant: it wraps the mutex's guard, and only `WriterLock::lock` makes
+// one), and the mutex excludes every other `Writer` of that lock.
 unsafe impl<T> WriterToken for Writer<'_, T> {}
 
 impl<T> core::ops::Deref for Writer<'_, T> {
@@ -282,8 +315,11 @@ unsafe extern "C" fn free_node<T: Send + Sync>(head: *mut ffi::callback_head) {
 
 /// A spinlock guard taken with bottom halves disabled (`spin_lock_bh`):
 /// for locks that both the packet path (softirq) and process context take.
-/// Fields drop in order, so the lock is released before bottom halves are
-/// enabled again.
+///
+/// # Invariants
+///
+/// `guard` was taken while `_bh` was already held; fields drop in order,
+/// so the lock is released before bottom halves are enabled again.
 pub(crate) struct BhLocked<'a, T> {
     guard: kernel::sync::lock::Guard<'a, T, kernel::sync::lock::spinlock::SpinLockBackend>,
     _bh: BhGuard,
@@ -292,6 +328,7 @@ pub(crate) struct BhLocked<'a, T> {
 /// Locks `lock` with bottom halves disabled.
 pub(crate) fn lock_bh<T>(lock: &kernel::sync::SpinLock<T>) -> BhLocked<'_, T> {
     let bh = BhGuard::new();
+    // INVARIANT: bottom halves are off before the lock is taken.
     BhLocked {
         guard: lock.lock(),
         _bh: bh,
@@ -345,10 +382,22 @@ impl<T> SetOnce<T> {
     /// Publishes `value` if the cell is empty (writers are serialized by
     /// `_writer`); `value` is dropped if it is set already.
     pub(crate) fn set(&self, value: KBox<T>, _writer: &mut impl WriterToken) {
-        if self.ptr.load(Ordering::Acquire).is_null() {
-            // INVARIANT: the cell takes ownership; an empty cell was never
-            // handed out a reference, so nothing is overwritten.
-            self.ptr.store(KBox::into_raw(value), Ordering::Release);
+        let p = KBox::into_raw(value);
+        // INVARIANT: an empty cell takes ownership; a set one is never
+        // overwritten (its value may be referenced), whatever writers race.
+        if self
+            .ptr
+            .compare_exchange(
+                core::ptr::null_mut(),
+                p,
+                Ordering::Release,
+                Ordering::Relaxed,
+            )
+            .is_err()
+        {
+            // SAFETY: `p` came from `KBox::into_raw` just above and was not
+            // published.
+            drop(unsafe { KBox::from_raw(p) });
         }
     }
 }

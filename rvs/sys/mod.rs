@@ -4,7 +4,7 @@
 //! knowing nothing about load balancing.
 //!
 //! Raw C is reached only through `ffi` (generated bindings), which is
-//! private to this folder: the load balancer above (`crate::lb`) cannot
+//! private to this folder: the load balancer above (rvs/lb/) cannot
 //! name it. Each file wraps one concern and names its C header; every
 //! `unsafe` block of the module is in this folder, with its `// SAFETY:`
 //! argument. Registrations (hooks, the netdevice notifier, the genl

@@ -36,4 +36,3 @@ impl Net {
         self.0.get()
     }
 }
-

@@ -31,6 +31,11 @@ use kernel::sync::{new_mutex, Mutex};
 use kernel::types::Opaque;
 
 /// The id the kernel gives a registration (a `static`, one per state type).
+///
+/// # Invariants
+///
+/// `id` is 0 or the id the kernel assigned to the one live (or last)
+/// [`Registration`] of `T`, whose slots hold `Pernet<T>` pointers.
 pub(crate) struct PernetId<T> {
     id: AtomicU32,
     _type: PhantomData<fn() -> T>,
@@ -39,6 +44,7 @@ pub(crate) struct PernetId<T> {
 impl<T> PernetId<T> {
     /// An id not assigned yet.
     pub(crate) const fn new() -> Self {
+        // INVARIANT: 0, not assigned yet.
         Self {
             id: AtomicU32::new(0),
             _type: PhantomData,
@@ -48,7 +54,8 @@ impl<T> PernetId<T> {
 
 /// State that rvs keeps for each network namespace.
 pub(crate) trait PernetState: Sized + Send + Sync + 'static {
-    /// The slot the kernel writes this state's id into.
+    /// The slot the kernel writes this state's id into: one `static` of
+    /// the implementing type, the same at every call.
     fn id() -> &'static PernetId<Self>;
 
     /// Builds the state of a namespace that was just created (or existed when
@@ -248,6 +255,11 @@ impl<T: PernetState> Registration<T> {
     /// Registers the per-namespace subsystem: `T::new` runs for every
     /// existing namespace before this returns.
     pub(crate) fn new() -> Result<Self> {
+        // One registration per state type: a second one would share the
+        // id slot, and its namespaces' nodes would be found by the first.
+        if T::id().id.load(Ordering::Relaxed) != 0 {
+            return Err(EBUSY);
+        }
         let ops = ffi::pernet_operations {
             init: Some(pernet_init::<T>),
             pre_exit: Some(pernet_pre_exit::<T>),
@@ -276,8 +288,11 @@ impl<T: PernetState> Registration<T> {
 
 impl<T: PernetState> Drop for Registration<T> {
     fn drop(&mut self) {
-        // SAFETY: the ops were registered in `new` and are still pinned.
+        // SAFETY: the ops were registered in `new` (invariant) and are still
+        // pinned.
         unsafe { ffi::unregister_pernet_subsys(&self.ops.ops as *const _ as *mut _) };
+        // INVARIANT: the id is the kernel's no more; `T::of` finds nothing.
+        T::id().id.store(0, Ordering::Relaxed);
     }
 }
 

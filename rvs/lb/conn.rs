@@ -23,6 +23,8 @@
 //! defences (`drop_entry`, `secure_tcp`; see `rvs_core::defense`) evict or
 //! shorten *embryonic* entries, those no real client has confirmed yet.
 
+#![forbid(unsafe_code)]
+
 use crate::lb::service::{Dest, Service};
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::defense;
@@ -398,9 +400,7 @@ impl ConnTable {
         // Charged to the memory cgroup of whoever adds the namespace's first
         // service: root of a user namespace may do so (GENL_UNS_ADMIN_PERM),
         // and a namespace per container must not be free kernel memory.
-        let chains = ChainTable::new(n, LOCK_STRIPES, || {
-            new_spinlock!((), "rvs_conn_bucket")
-        })?;
+        let chains = ChainTable::new(n, LOCK_STRIPES, || new_spinlock!((), "rvs_conn_bucket"))?;
         let groups = (n >> HINT_SHIFT).max(1);
         let mut hints = KVVec::with_capacity(groups, GFP_KERNEL_ACCOUNT)?;
         for _ in 0..groups {

@@ -29,9 +29,9 @@ use crate::rvs_core::tunnel_icmp;
 use crate::sys::hooks::{HookHandler, HookPoint, Verdict};
 use crate::sys::inet::addr16;
 use crate::sys::netns::Net;
+use crate::sys::random;
 use crate::sys::rcu::ReadGuard;
 use crate::sys::skb::{self, Skb};
-use crate::sys::random;
 use core::sync::atomic::Ordering;
 use kernel::sync::Arc;
 

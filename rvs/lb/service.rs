@@ -13,12 +13,9 @@
 //! connection keeps its destination alive after the destination is
 //! deleted, as IPVS's trash list does.
 
+#![forbid(unsafe_code)]
+
 use crate::lb::stats::Stats;
-use crate::rvs_core::uapi::{RVS_SVC_F_ONEPACKET, RVS_SVC_F_PERSISTENT};
-use crate::sys::alloc::zeroed_kvbox;
-use crate::sys::rcu::{lock_bh, RcuCell, RcuOpt, ReadGuard, WriterToken};
-use crate::sys::route::RouteCache;
-use crate::sys::{random, sched as ksched, time};
 use crate::rvs_core::config::{self, AddrFamily, ConfigError, FwdMethod, EEXIST, ENOENT, ESRCH};
 use crate::rvs_core::hash::{self, SipKey};
 use crate::rvs_core::sched::{
@@ -26,6 +23,11 @@ use crate::rvs_core::sched::{
 };
 use crate::rvs_core::svcattr::{DestParams, ServiceKey, ServiceParams};
 use crate::rvs_core::tunnel::Tunnel;
+use crate::rvs_core::uapi::{RVS_SVC_F_ONEPACKET, RVS_SVC_F_PERSISTENT};
+use crate::sys::alloc::zeroed_kvbox;
+use crate::sys::rcu::{lock_bh, RcuCell, RcuOpt, ReadGuard, WriterToken};
+use crate::sys::route::RouteCache;
+use crate::sys::{random, sched as ksched, time};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 use kernel::prelude::*;
 use kernel::sync::{new_spinlock, Arc, SpinLock};

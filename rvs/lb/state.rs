@@ -109,7 +109,11 @@ impl NetState {
     /// Makes the namespace ready to balance: connection table, collector
     /// and hooks. Idempotent; called with the lock held when a service is
     /// added.
-    pub(crate) fn activate(this: &Pernet<Self>, ctl: &mut Writer<'_, Ctl>, af: AddrFamily) -> Result {
+    pub(crate) fn activate(
+        this: &Pernet<Self>,
+        ctl: &mut Writer<'_, Ctl>,
+        af: AddrFamily,
+    ) -> Result {
         // The namespace is going away (`pre_exit` ran): nothing new may
         // start that its exit would not stop.
         if this.stopping.load(Ordering::Relaxed) {

@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 
-#![forbid(unsafe_code)]
-
 //! Traffic counters of a service or real server, and their rates.
 //!
 //! The packet path adds to this CPU's copy of per-CPU counters
@@ -9,9 +7,11 @@
 //! stores a baseline rather than writing other CPUs' counters, as IPVS
 //! does.
 
+#![forbid(unsafe_code)]
+
 use crate::rvs_core::estimator;
-pub(crate) use crate::sys::percpu::Totals;
 use crate::sys::percpu::Counters;
+pub(crate) use crate::sys::percpu::Totals;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use kernel::prelude::*;
 

@@ -420,9 +420,7 @@ fn gso_type(tunnel: Tunnel, outer: AddrFamily, remcsum: bool) -> u32 {
     let tun = match tunnel {
         Tunnel::Ipip => 0,
         Tunnel::Gue { csum: false, .. } => gso::UDP_TUNNEL,
-        Tunnel::Gue { csum: true, .. } if remcsum => {
-            gso::UDP_TUNNEL_CSUM | gso::TUNNEL_REMCSUM
-        }
+        Tunnel::Gue { csum: true, .. } if remcsum => gso::UDP_TUNNEL_CSUM | gso::TUNNEL_REMCSUM,
         Tunnel::Gue { csum: true, .. } => gso::UDP_TUNNEL_CSUM,
         Tunnel::Gre { csum: false } => gso::GRE,
         Tunnel::Gre { csum: true } => gso::GRE_CSUM,

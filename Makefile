@@ -8,7 +8,7 @@ KMAKE := $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=1 RUSTC=/usr/bin/rustc \
 	PATH=/usr/lib/llvm-19/bin:$(RVS_TOOLS_DIR)/bin:$(PATH)
 
 .PHONY: all module rvsadm deps kernel clean test demo help clippy fmt \
-	kernel-debug module-debug test-debug
+	kernel-debug module-debug test-debug check-layers
 
 # The debug (sanitizer) kernel and the module built against it, in its own
 # output directory so the normal rvs.ko is never clobbered (6.12's kbuild
@@ -29,7 +29,8 @@ help:
 	@echo "make kernel-debug  build or reuse the debug kernel (KASAN, kmemleak, lockdep, UBSAN)"
 	@echo "make module-debug  build .build/debug/rvs.ko against it"
 	@echo "make test-debug    the whole suite on the debug kernel, kmemleak scan at the end (slow)"
-	@echo "make clippy    clippy on module (CLIPPY=1), rvsadm and rvs/core"
+	@echo "make clippy    tools/check-layers, then clippy on module (CLIPPY=1), rvsadm and rvs/core"
+	@echo "make check-layers  the module's layering rules (no unsafe in rvs/lb, no import cycles)"
 	@echo "make fmt       rustfmt everything"
 
 deps:
@@ -60,7 +61,11 @@ module-debug:
 rvsadm:
 	cargo build --release --quiet -p rvsadm
 
-clippy:
+# The layering rules of Documentation/architecture.md ("Two layers").
+check-layers:
+	tools/check-layers
+
+clippy: check-layers
 	$(KMAKE) CLIPPY=1 modules
 	cargo clippy --workspace --all-targets -- -D warnings
 

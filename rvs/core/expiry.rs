@@ -8,7 +8,7 @@
 //! ip_vs_conn.c (`ip_vs_conn_expire`) and its `/proc` and netlink dump
 //! positions. rvs arms no timer per entry: the collector visits groups of
 //! buckets when their earliest expiry is due ([`NextLook`]) and decides
-//! each entry's [`Fate`] here; the table (rvs/conn.rs) only carries the
+//! each entry's [`Fate`] here; the table (rvs/lb/conn.rs) only carries the
 //! decisions out under its locks.
 
 /// Whether jiffies value `a` (low 32 bits) comes before `b`, wrap-safe.

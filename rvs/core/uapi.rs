@@ -7,7 +7,7 @@
 //! The header is the single source: `tests/uapi.rs` parses it and checks
 //! every constant defined here (and every constant of the header) against
 //! it, and the module build checks a sample against its bindgen-generated
-//! copy at compile time (rvs/netlink.rs).
+//! copy at compile time (rvs/sys/ffi.rs).
 
 // Each name is the header's and documented there.
 #![allow(missing_docs)]

@@ -14,6 +14,7 @@
 # no connection makes no entry (NAT). The lone segments also go to an IPv6
 # and a firewall-mark service, and to the tunnel server behind GUE and GRE
 # (nothing encapsulated). Runs on IPVS too.
+# vm-timeout: 1200
 . "$(dirname "$0")/../lib.sh"
 adm_init rr
 FLOOD=${RVS_HOSTILE_FLOOD:-2000}

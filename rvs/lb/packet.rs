@@ -27,33 +27,48 @@ pub(crate) struct Packet {
     pub(crate) tcp: Option<TcpFlags>,
 }
 
-/// Parses the IPv4 header (options included), making it linear (for ICMP
-/// errors).
-pub(crate) fn parse_ipv4(skb: &mut Skb<'_>) -> Option<Ipv4Info> {
-    let pkt_len = skb.len();
-    let mut want = 20usize;
+/// Makes the first `want` bytes of `skb` linear and parses them with
+/// `parse`, making more linear for as long as the parser asks for more
+/// than it was given (`Err(Some(needed))`). The parsers' contract is that
+/// `needed` stays within the packet, so this ends: with a value, or `None`
+/// when the parser refuses or the bytes cannot be made linear.
+fn pull_parse<T>(
+    skb: &mut Skb<'_>,
+    mut want: usize,
+    mut parse: impl FnMut(&[u8]) -> Result<T, Option<usize>>,
+) -> Option<T> {
     loop {
-        let hdr = skb.header(want)?;
-        match packet::parse_ipv4(hdr, pkt_len) {
-            Ok(ip) => return Some(ip),
-            Err(ParseError::NeedMore { needed }) if needed > want => want = needed,
+        match parse(skb.header(want)?) {
+            Ok(v) => return Some(v),
+            Err(Some(more)) if more > want => want = more,
             Err(_) => return None,
         }
     }
 }
 
+/// How many linear bytes a parser asked for, if that is why it stopped.
+fn needed(e: ParseError) -> Option<usize> {
+    match e {
+        ParseError::NeedMore { needed } => Some(needed),
+        _ => None,
+    }
+}
+
+/// Parses the IPv4 header (options included), making it linear (for ICMP
+/// errors).
+pub(crate) fn parse_ipv4(skb: &mut Skb<'_>) -> Option<Ipv4Info> {
+    let pkt_len = skb.len();
+    pull_parse(skb, 20, |hdr| {
+        packet::parse_ipv4(hdr, pkt_len).map_err(needed)
+    })
+}
+
 /// Parses the IPv6 header chain, making it linear (for ICMPv6 errors).
 fn parse_ipv6(skb: &mut Skb<'_>) -> Option<Ipv6Info> {
     let pkt_len = skb.len();
-    let mut want = 40usize;
-    loop {
-        let hdr = skb.header(want)?;
-        match packet::parse_ipv6(hdr, pkt_len) {
-            Ok(ip) => return Some(ip),
-            Err(ParseError::NeedMore { needed }) if needed > want => want = needed,
-            Err(_) => return None,
-        }
-    }
+    pull_parse(skb, 40, |hdr| {
+        packet::parse_ipv6(hdr, pkt_len).map_err(needed)
+    })
 }
 
 /// Parses an ICMP (IPv4) or ICMPv6 error of family `af` and the packet it
@@ -78,16 +93,14 @@ pub(crate) fn parse_icmp_error(skb: &mut Skb<'_>, af: AddrFamily) -> Option<(IpI
             // Quoted extension headers ask for more; `needed` only grows
             // and stays within the packet (parse_v6's contract), and the
             // chain is at most IPV6_MAX_EXT_HEADERS long.
-            let mut want = icmp::linear_len_v6(outer.l4_offset, outer.total_len);
-            loop {
-                match icmp::parse_v6(skb.header(want)?, &outer) {
-                    Ok(q) => return Some((IpInfo::from_v6(&outer), q)),
-                    Err(IcmpSkip::Malformed(ParseError::NeedMore { needed })) if needed > want => {
-                        want = needed
-                    }
-                    Err(_) => return None,
-                }
-            }
+            let want = icmp::linear_len_v6(outer.l4_offset, outer.total_len);
+            let q = pull_parse(skb, want, |hdr| {
+                icmp::parse_v6(hdr, &outer).map_err(|e| match e {
+                    IcmpSkip::Malformed(e) => needed(e),
+                    _ => None,
+                })
+            })?;
+            Some((IpInfo::from_v6(&outer), q))
         }
     }
 }
@@ -98,7 +111,7 @@ pub(crate) fn parse_icmp_error(skb: &mut Skb<'_>, af: AddrFamily) -> Option<(IpI
 /// malformed headers).
 pub(crate) fn parse(skb: &mut Skb<'_>, af: AddrFamily) -> Option<Packet> {
     let pkt_len = skb.len();
-    let mut want = match af {
+    let want = match af {
         AddrFamily::Inet => 20usize,
         AddrFamily::Inet6 => 40usize,
     };
@@ -108,14 +121,7 @@ pub(crate) fn parse(skb: &mut Skb<'_>, af: AddrFamily) -> Option<Packet> {
     } else {
         packet::parse_ip
     };
-    let ip = loop {
-        let hdr = skb.header(want)?;
-        match parse_ip(af, hdr, pkt_len) {
-            Ok(ip) => break ip,
-            Err(ParseError::NeedMore { needed }) if needed > want => want = needed,
-            Err(_) => return None,
-        }
-    };
+    let ip = pull_parse(skb, want, |hdr| parse_ip(af, hdr, pkt_len).map_err(needed))?;
     if ip.proto != IPPROTO_TCP && ip.proto != IPPROTO_UDP {
         return None;
     }

@@ -25,7 +25,8 @@
 
 #![forbid(unsafe_code)]
 
-use crate::lb::service::{Dest, Service};
+use crate::lb::dest::Dest;
+use crate::lb::service::Service;
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::defense;
 use crate::rvs_core::expiry::{self, before32, expired, EntryView, Fate, NextLook, Pass};

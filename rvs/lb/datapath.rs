@@ -15,8 +15,9 @@
 #![forbid(unsafe_code)]
 
 use crate::lb::conn::{Conn, ConnEntry, ConnTable, ControlRef, Limits, Tuple};
+use crate::lb::dest::Dest;
 use crate::lb::packet::{is_l4_fragment, parse, parse_icmp_error, parse_ipv4, Packet};
-use crate::lb::service::{Dest, Service};
+use crate::lb::service::Service;
 use crate::lb::state::NetState;
 use crate::lb::xmit;
 use crate::rvs_core::config::{AddrFamily, FwdMethod};

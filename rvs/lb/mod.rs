@@ -9,6 +9,7 @@
 
 pub(crate) mod conn;
 pub(crate) mod datapath;
+pub(crate) mod dest;
 pub(crate) mod netlink;
 pub(crate) mod packet;
 pub(crate) mod service;

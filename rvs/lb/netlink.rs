@@ -11,7 +11,8 @@
 #![forbid(unsafe_code)]
 
 use crate::lb::conn::Conn;
-use crate::lb::service::{Dest, ModelError, Service};
+use crate::lb::dest::Dest;
+use crate::lb::service::{ModelError, Service};
 use crate::lb::state::NetState;
 use crate::lb::stats::Stats;
 use crate::rvs_core::config::ConfigError;

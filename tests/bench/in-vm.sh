@@ -1,6 +1,6 @@
 #!/bin/bash
 # rvs benchmark, guest side (run by tests/bench/run through qemu/run
-# --no-module, or by tests/vm/50-bench-smoke.sh). For each round, each
+# --no-module, or by tests/vm/80-bench-smoke.sh). For each round, each
 # scenario runs on the kernel's IPVS (modprobe ip_vs, ipvsadm) and then on
 # rvs (insmod rvs.ko, rvsadm), A/B/A/B, on a topology rebuilt from scratch
 # each time; the engine is loaded just before and unloaded just after each

@@ -1,4 +1,4 @@
-"""Raw-netlink load for the races test (tests/vm/43-races.sh): one process
+"""Raw-netlink load for the races test (tests/vm/57-races.sh): one process
 sends RVS requests in a loop until a deadline, so the module sees far more
 concurrent requests than rvsadm processes (one exec each) can make under
 TCG. Modes: "write" (add, edit, delete services and real servers from a

@@ -9,7 +9,7 @@
 # the same mark only the IPv4 ones (IPVS keys mark services by family and
 # mark), persistence by /64, listing and save/restore. Same ipvsadm syntax
 # for both engines ([ADDR]:PORT, -f 6 -6). DR and tunnels:
-# 29-ipv6-tunnel.sh.
+# 28-ipv6-tunnel.sh.
 . "$(dirname "$0")/../lib.sh"
 
 adm_init rr
@@ -128,7 +128,7 @@ expect_balance "$CL" tcp $VIP 80 2 "rs1:1 rs2:1" "IPv6 NAT next to IPv4"
 # conntrack with IPv6 NAT: the director's postrouting counts, by conntrack
 # state, the requests it sends to the real servers: untracked with
 # conntrack=0 (the default), tracked with 1, their reply tuple naming the
-# real server (as 46-conntrack checks for IPv4).
+# real server (as 70-conntrack checks for IPv4).
 ip netns exec "$LB" nft -f - <<NFT || fail "nft rules (conntrack)"
 table ip6 ct6 {
   counter ct_untracked {}

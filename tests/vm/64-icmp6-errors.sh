@@ -1,6 +1,6 @@
 #!/bin/bash
 # ICMPv6 errors about IPv6 NAT connections reach the other end in terms it
-# knows (the IPv6 twin of 37-icmp-errors.sh):
+# knows (the IPv6 twin of 63-icmp-errors.sh):
 #  1. port unreachable from a real server with a closed UDP port: the
 #     client's connected socket gets "connection refused";
 #  2. packet too big from a router between director and real server (its

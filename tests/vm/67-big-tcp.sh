@@ -45,10 +45,17 @@ with open(sys.argv[1], "w") as f:
 ' "$TEST_TMP/big" &
 bg_track $!
 sleep 2
-check_transfer "$LB" "${RS[1]}" $VIP 8000 8080 8388608 "local client, BIG TCP, NAT 8000->8080"
-sleep 1
-big=$(cat "$TEST_TMP/big" 2>/dev/null || echo 0)
-log "frames above 64 KiB at the real server: $big"
+# How large the sender's GSO packets get depends on how fast the guest
+# runs (pacing, above): on a busy host one transfer may build none above
+# 64 KiB. Up to three transfers, until some were seen; every transfer
+# must arrive intact whatever its packet sizes.
+for try in 1 2 3; do
+  check_transfer "$LB" "${RS[1]}" $VIP 8000 8080 8388608 "local client, BIG TCP, NAT 8000->8080 (transfer $try)"
+  sleep 1
+  big=$(cat "$TEST_TMP/big" 2>/dev/null || echo 0)
+  log "frames above 64 KiB at the real server after transfer $try: $big"
+  [ "${big:-0}" -gt 0 ] && break
+done
 # On rvs they must have come through whole (14 to 57 frames seen). The
 # kernel's IPVS is the reference only for the transfer: it delivered 57
 # such frames on a quiet host and none on a loaded one (not looked into).

@@ -20,6 +20,8 @@
 #include <net/genetlink.h>
 #include <net/ip.h>
 #include <net/route.h>
+#include <net/ip6_route.h>
+#include <net/netfilter/nf_conntrack.h>
 #include <net/ip_tunnels.h>
 #include <net/udp.h>
 #include <net/ip6_checksum.h>

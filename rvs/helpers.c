@@ -268,27 +268,25 @@ void rvs_skb_notrack(struct sk_buff *skb)
 #endif
 }
 
-/*
- * The conntrack entry of a packet that is new (not yet confirmed) in its
- * original direction expects replies from @addr (16-byte form) and @port
- * instead of the address the packet was sent to: the real server of a NAT
- * connection (IPVS's ip_vs_update_conntrack). Other packets keep theirs.
- */
-void rvs_ct_reply_from(struct sk_buff *skb, const u8 *addr, __be16 port)
+/* The packet's conntrack entry and its ctinfo (nf_ct_get is inline), or NULL. */
+struct nf_conn *rvs_ct_get(const struct sk_buff *skb, u32 *ctinfo)
 {
 #if IS_ENABLED(CONFIG_NF_CONNTRACK)
-	enum ip_conntrack_info ctinfo;
-	struct nf_conn *ct = nf_ct_get(skb, &ctinfo);
-	struct nf_conntrack_tuple t;
+	enum ip_conntrack_info info;
+	struct nf_conn *ct = nf_ct_get(skb, &info);
 
-	if (!ct || nf_ct_is_confirmed(ct) || nf_ct_is_dying(ct) ||
-	    CTINFO2DIR(ctinfo) != IP_CT_DIR_ORIGINAL)
-		return;
-	t = ct->tuplehash[IP_CT_DIR_REPLY].tuple;
-	memcpy(&t.src.u3, addr, sizeof(t.src.u3));
-	if (t.dst.protonum != IPPROTO_ICMP && t.dst.protonum != IPPROTO_ICMPV6)
-		t.src.u.all = port;
-	nf_conntrack_alter_reply(ct, &t);
+	*ctinfo = info;
+	return ct;
+#else
+	return NULL;
+#endif
+}
+
+/* nf_conntrack_alter_reply, present only with conntrack built. */
+void rvs_ct_alter_reply(struct nf_conn *ct, const struct nf_conntrack_tuple *reply)
+{
+#if IS_ENABLED(CONFIG_NF_CONNTRACK)
+	nf_conntrack_alter_reply(ct, reply);
 #endif
 }
 
@@ -582,21 +580,18 @@ void rvs_stats_out(struct rvs_cpu_stats *stats, u32 bytes)
 	this_cpu_add(s->outbytes, bytes);
 }
 
-void rvs_stats_sum(struct rvs_cpu_stats *stats, struct rvs_cpu_stats *out)
+/* @cpu's copy of @stats (per_cpu_ptr is a macro); Rust sums them. */
+const struct rvs_cpu_stats *rvs_stats_cpu(struct rvs_cpu_stats *stats, int cpu)
 {
-	struct rvs_cpu_stats __percpu *s = (struct rvs_cpu_stats __percpu __force *)stats;
-	int cpu;
+	return per_cpu_ptr((struct rvs_cpu_stats __percpu __force *)stats, cpu);
+}
 
-	memset(out, 0, sizeof(*out));
-	for_each_possible_cpu(cpu) {
-		const struct rvs_cpu_stats *c = per_cpu_ptr(s, cpu);
+/* The possible CPU after @cpu (-1: the first one), or -1 after the last. */
+int rvs_cpu_possible_next(int cpu)
+{
+	unsigned int next = cpumask_next(cpu, cpu_possible_mask);
 
-		out->conns += READ_ONCE(c->conns);
-		out->inpkts += READ_ONCE(c->inpkts);
-		out->outpkts += READ_ONCE(c->outpkts);
-		out->inbytes += READ_ONCE(c->inbytes);
-		out->outbytes += READ_ONCE(c->outbytes);
-	}
+	return next < nr_cpu_ids ? next : -1;
 }
 
 /* slab cache of connection entries (kmem_cache_create and _alloc are macros) */
@@ -618,38 +613,6 @@ void *rvs_kmem_cache_alloc_atomic(struct kmem_cache *cache)
 }
 
 /* routes to real servers, and their per-CPU caches */
-
-struct dst_entry *rvs_route_output4(struct net *net, __be32 daddr,
-				    bool known_nh, __be32 *saddr, bool *local)
-{
-	struct flowi4 fl4 = {
-		.daddr = daddr,
-		.flowi4_flags = known_nh ? FLOWI_FLAG_KNOWN_NH : 0,
-	};
-	struct rtable *rt = ip_route_output_key(net, &fl4);
-
-	if (IS_ERR(rt))
-		return NULL;
-	*saddr = fl4.saddr;
-	*local = rt->rt_flags & RTCF_LOCAL;
-	return &rt->dst;
-}
-
-struct dst_entry *rvs_route_output6(struct net *net,
-				    const struct in6_addr *daddr, bool known_nh)
-{
-	struct flowi6 fl6 = {
-		.daddr = *daddr,
-		.flowi6_flags = known_nh ? FLOWI_FLAG_KNOWN_NH : 0,
-	};
-	struct dst_entry *dst = ip6_route_output(net, NULL, &fl6);
-
-	if (dst->error) {
-		dst_release(dst);
-		return NULL;
-	}
-	return dst;
-}
 
 int rvs_dst6_saddr(struct net *net, struct dst_entry *dst,
 		   const struct in6_addr *daddr, struct in6_addr *saddr)

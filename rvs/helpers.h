@@ -72,7 +72,10 @@ bool rvs_skb_is_xmit(const struct sk_buff *skb);
 void rvs_skb_mark_xmit(struct sk_buff *skb);
 u32 rvs_skb_fwmark(const struct sk_buff *skb);
 void rvs_skb_notrack(struct sk_buff *skb);
-void rvs_ct_reply_from(struct sk_buff *skb, const u8 *addr, __be16 port);
+struct nf_conn;
+struct nf_conntrack_tuple;
+struct nf_conn *rvs_ct_get(const struct sk_buff *skb, u32 *ctinfo);
+void rvs_ct_alter_reply(struct nf_conn *ct, const struct nf_conntrack_tuple *reply);
 int rvs_ct_confirm_detach(struct sk_buff *skb);
 int rvs_ip_defrag_forward(struct net *net, struct sk_buff *skb);
 int rvs_defrag6_enable(struct net *net);
@@ -120,7 +123,8 @@ struct rvs_cpu_stats *rvs_stats_alloc(void);
 void rvs_stats_free(struct rvs_cpu_stats *stats);
 void rvs_stats_in(struct rvs_cpu_stats *stats, u32 bytes, bool new_conn);
 void rvs_stats_out(struct rvs_cpu_stats *stats, u32 bytes);
-void rvs_stats_sum(struct rvs_cpu_stats *stats, struct rvs_cpu_stats *out);
+const struct rvs_cpu_stats *rvs_stats_cpu(struct rvs_cpu_stats *stats, int cpu);
+int rvs_cpu_possible_next(int cpu);
 
 struct kmem_cache;
 struct kmem_cache *rvs_kmem_cache_create(const char *name, unsigned int size,
@@ -130,10 +134,6 @@ void *rvs_kmem_cache_alloc_atomic(struct kmem_cache *cache);
 struct dst_cache;
 struct dst_entry;
 struct in6_addr;
-struct dst_entry *rvs_route_output4(struct net *net, __be32 daddr,
-				    bool known_nh, __be32 *saddr, bool *local);
-struct dst_entry *rvs_route_output6(struct net *net,
-				    const struct in6_addr *daddr, bool known_nh);
 int rvs_dst6_saddr(struct net *net, struct dst_entry *dst,
 		   const struct in6_addr *daddr, struct in6_addr *saddr);
 bool rvs_dst6_is_local(const struct dst_entry *dst);

@@ -8,6 +8,7 @@
 //! cache line); readers sum all CPUs' copies.
 
 use super::ffi;
+use core::ptr;
 use kernel::prelude::*;
 
 /// Totals of a set of counters.
@@ -66,16 +67,28 @@ impl Counters {
 
     /// The sums over every CPU.
     pub(crate) fn sum(&self) -> Totals {
-        let mut out = ffi::rvs_cpu_stats::default();
-        // SAFETY: `pcpu` is live; `out` is a valid destination.
-        unsafe { ffi::rvs_stats_sum(self.pcpu, &mut out) };
-        Totals {
-            conns: out.conns,
-            inpkts: out.inpkts,
-            outpkts: out.outpkts,
-            inbytes: out.inbytes,
-            outbytes: out.outbytes,
+        let mut t = Totals::default();
+        // SAFETY: a query of the possible-CPU mask, nothing else.
+        let mut cpu = unsafe { ffi::rvs_cpu_possible_next(-1) };
+        while cpu >= 0 {
+            // SAFETY: `pcpu` is live (invariant) and `cpu` is a possible
+            // CPU, so its copy exists for as long as `self`.
+            let c = unsafe { ffi::rvs_stats_cpu(self.pcpu, cpu) };
+            // SAFETY: `c` is that CPU's copy, valid (above). Its CPU may be
+            // adding to it meanwhile: each field is read once, with a
+            // volatile load of its whole width (READ_ONCE), so a sum may
+            // lag by the packets in flight but never sees a torn value.
+            unsafe {
+                t.conns += ptr::read_volatile(ptr::addr_of!((*c).conns));
+                t.inpkts += ptr::read_volatile(ptr::addr_of!((*c).inpkts));
+                t.outpkts += ptr::read_volatile(ptr::addr_of!((*c).outpkts));
+                t.inbytes += ptr::read_volatile(ptr::addr_of!((*c).inbytes));
+                t.outbytes += ptr::read_volatile(ptr::addr_of!((*c).outbytes));
+            }
+            // SAFETY: as above.
+            cpu = unsafe { ffi::rvs_cpu_possible_next(cpu) };
         }
+        t
     }
 }
 

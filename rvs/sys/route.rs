@@ -27,8 +27,9 @@ use super::inet::{addr4, in6, in6_bytes};
 use super::netns::Net;
 use super::rcu::{BhGuard, ReadGuard, WriterToken};
 use crate::rvs_core::config::AddrFamily;
-use core::ptr::NonNull;
+use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use kernel::error::from_err_ptr;
 use kernel::prelude::*;
 use kernel::types::Opaque;
 
@@ -301,37 +302,55 @@ fn lookup(
     let mut saddr = [0u8; 16];
     let route = match af {
         AddrFamily::Inet => {
-            let (mut s4, mut local) = (0u32, false);
-            // SAFETY: `net` is alive; the out-pointers are locals. Returns
-            // a referenced route or null.
-            let dst = unsafe {
-                ffi::rvs_route_output4(
-                    net.as_ptr(),
-                    u32::from_ne_bytes(addr4(daddr)),
-                    known_nh,
-                    &mut s4,
-                    &mut local,
-                )
+            let mut fl4 = ffi::flowi4 {
+                daddr: u32::from_ne_bytes(addr4(daddr)),
+                ..Default::default()
             };
-            // SAFETY: null or a route whose reference is ours.
-            let route = unsafe { Route::from_raw(dst) }.ok_or_else(unreachable)?;
+            if known_nh {
+                fl4.__fl_common.flowic_flags = ffi::FLOWI_FLAG_KNOWN_NH as u8;
+            }
+            // SAFETY: `net` is alive and `fl4` is a local the lookup fills
+            // in (the source address); no socket. Returns a referenced
+            // route or an error pointer.
+            let rt = unsafe { ffi::ip_route_output_flow(net.as_ptr(), &mut fl4, ptr::null()) };
+            let rt = from_err_ptr(rt).map_err(|_| unreachable())?;
+            // SAFETY: `rt` is a route (not an error), alive while we hold
+            // the reference the lookup gave us.
+            let local = unsafe { (*rt).rt_flags } & ffi::RTCF_LOCAL != 0;
+            // SAFETY: `dst` is the route's own entry, and the reference
+            // taken on the route is that entry's: it is handed over here.
+            let route =
+                unsafe { Route::from_raw(ptr::addr_of_mut!((*rt).dst)) }.ok_or_else(unreachable)?;
             if local {
                 return Err(EINVAL);
             }
-            saddr[..4].copy_from_slice(&s4.to_ne_bytes());
+            saddr[..4].copy_from_slice(&fl4.saddr.to_ne_bytes());
             route
         }
         AddrFamily::Inet6 => {
-            let d6 = in6(daddr);
-            // SAFETY: `net` is alive; `d6` is read during the call. Returns
-            // a referenced route or null.
-            let dst = unsafe { ffi::rvs_route_output6(net.as_ptr(), &d6, known_nh) };
+            let mut fl6 = ffi::flowi6 {
+                daddr: in6(daddr),
+                ..Default::default()
+            };
+            if known_nh {
+                fl6.__fl_common.flowic_flags = ffi::FLOWI_FLAG_KNOWN_NH as u8;
+            }
+            // SAFETY: `net` is alive and `fl6` is a local; no socket. Always
+            // returns a referenced route, which carries the error if the
+            // lookup failed.
+            let dst =
+                unsafe { ffi::ip6_route_output_flags(net.as_ptr(), ptr::null(), &mut fl6, 0) };
             // SAFETY: null or a route whose reference is ours.
             let route = unsafe { Route::from_raw(dst) }.ok_or_else(unreachable)?;
+            // SAFETY: valid route (owned above); read only.
+            if unsafe { (*dst).error } != 0 {
+                return Err(unreachable());
+            }
             // SAFETY: valid route (owned above).
             if unsafe { ffi::rvs_dst6_is_local(dst) } {
                 return Err(EINVAL);
             }
+            let d6 = in6(daddr);
             let mut s6 = in6(&[0; 16]);
             // SAFETY: `net` and the route are alive; the addresses are
             // locals.

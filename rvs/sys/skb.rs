@@ -18,10 +18,11 @@ use crate::rvs_core::config::AddrFamily;
 use crate::rvs_core::icmp::{
     ICMPV6_DEST_UNREACH, ICMPV6_EXC_HOPLIMIT, ICMPV6_PKT_TOOBIG, ICMPV6_PORT_UNREACH,
     ICMPV6_TIME_EXCEED, ICMP_DEST_UNREACH, ICMP_EXC_TTL, ICMP_FRAG_NEEDED, ICMP_PORT_UNREACH,
-    ICMP_TIME_EXCEEDED,
+    ICMP_TIME_EXCEEDED, IPPROTO_ICMP, IPPROTO_ICMPV6,
 };
 use crate::rvs_core::packet;
 use core::marker::PhantomData;
+use core::ptr;
 use kernel::prelude::*;
 
 /// A netfilter hook, for checksum checks that depend on where the packet
@@ -356,10 +357,33 @@ impl Skb<'_> {
     /// original direction, expect replies from `addr:port` (a NAT real
     /// server, 16-byte address form) rather than from where the client
     /// sent it; any other packet is left alone.
+    /// (IPVS's `ip_vs_update_conntrack`.)
     pub(crate) fn ct_reply_from(&mut self, addr: &[u8; 16], port: u16) {
-        // SAFETY: valid skb (invariant); `addr` is a 16-byte buffer, read
-        // only during the call.
-        unsafe { ffi::rvs_ct_reply_from(self.ptr, addr.as_ptr(), port.to_be()) };
+        let mut ctinfo = 0;
+        // SAFETY: valid skb (invariant); `ctinfo` is a local.
+        let ct = unsafe { ffi::rvs_ct_get(self.ptr, &mut ctinfo) };
+        if ct.is_null() || ctinfo >= ffi::IP_CT_IS_REPLY {
+            return;
+        }
+        // SAFETY: the packet holds a reference on its entry, so `ct` stays
+        // valid while we hold the packet. The status bits are set
+        // atomically elsewhere: one whole-word load (as test_bit).
+        let status = unsafe { ptr::read_volatile(ptr::addr_of!((*ct).status)) } as u64;
+        let done = 1u64 << ffi::IPS_CONFIRMED_BIT | 1u64 << ffi::IPS_DYING_BIT;
+        if status & done != 0 {
+            return;
+        }
+        // SAFETY: an unconfirmed entry is in no hash table: only the CPU
+        // handling its first packet (this one) can reach it, so its
+        // tuples are stable to read; the copy is ours.
+        let mut reply = unsafe { (*ct).tuplehash[ffi::IP_CT_DIR_REPLY as usize].tuple };
+        reply.src.u3.in6 = in6(addr);
+        if reply.dst.protonum != IPPROTO_ICMP && reply.dst.protonum != IPPROTO_ICMPV6 {
+            reply.src.u.all = port.to_be();
+        }
+        // SAFETY: `ct` is valid (above) and unconfirmed, as the call
+        // requires; `reply` is read during the call.
+        unsafe { ffi::rvs_ct_alter_reply(ct, &reply) };
     }
 
     /// After encapsulation of a tracked packet: confirms its conntrack

@@ -49,6 +49,21 @@ unsigned int rvs_conn_tab_bits(void)
 	return conn_tab_bits;
 }
 
+/*
+ * Module parameter: also answer as the generic netlink family "IPVS", so
+ * that IPVS's own clients (ipvsadm, keepalived, ...) drive rvs unchanged
+ * (Documentation/ipvs-compat.md). ip_vs cannot be loaded beside it then.
+ */
+static bool ipvs_compat;
+module_param(ipvs_compat, bool, 0444);
+MODULE_PARM_DESC(ipvs_compat,
+		 "also register the generic netlink family \"IPVS\" for IPVS's clients (default 0; ip_vs cannot load beside it)");
+
+bool rvs_ipvs_compat(void)
+{
+	return ipvs_compat;
+}
+
 void *rvs_net_generic(const struct net *net, unsigned int id)
 {
 	return net_generic(net, id);

@@ -14,6 +14,7 @@ struct net;
 /* The conn_tab_bits module parameter's default. */
 #define RVS_CONN_TAB_BITS_DEFAULT 18
 unsigned int rvs_conn_tab_bits(void);
+bool rvs_ipvs_compat(void);
 
 void *rvs_net_generic(const struct net *net, unsigned int id);
 struct net *rvs_netdev_event_net(void *info);

@@ -60,8 +60,9 @@ module! {
 
 /// The loaded module: dropping it unregisters everything, in reverse order.
 struct Rvs {
-    // Field order is drop order: the family goes first so that no request
+    // Field order is drop order: the families go first so that no request
     // can reach a namespace's state while it is torn down.
+    _ipvs_family: Option<genl::Family<netlink::RvsNetlink>>,
     _family: genl::Family<netlink::RvsNetlink>,
     // Before the namespaces' state, which its events reach.
     _devices: netdev::DeviceEvents<NetState>,
@@ -97,8 +98,32 @@ impl kernel::Module for Rvs {
         let pernet = pernet::Registration::new()?;
         let devices = netdev::DeviceEvents::register()?;
         let family = genl::Family::register(&netlink::FAMILY, module)?;
-        pr_info!("loaded (connection tables of {} buckets)\n", 1u32 << bits);
+        let ipvs_family = if sys::param::ipvs_compat() {
+            Some(
+                genl::Family::register(&netlink::IPVS_FAMILY, module).inspect_err(|e| {
+                    if *e == EEXIST {
+                        pr_err!(
+                            "ipvs_compat=1: the generic netlink family \"IPVS\" is taken \
+                             (ip_vs is loaded): unload it (modprobe -r ip_vs) or load rvs \
+                             without ipvs_compat\n"
+                        );
+                    }
+                })?,
+            )
+        } else {
+            None
+        };
+        pr_info!(
+            "loaded (connection tables of {} buckets){}\n",
+            1u32 << bits,
+            if ipvs_family.is_some() {
+                "; answering as \"IPVS\" too (ipvs_compat=1)"
+            } else {
+                ""
+            }
+        );
         Ok(Rvs {
+            _ipvs_family: ipvs_family,
             _family: family,
             _devices: devices,
             _pernet: pernet,

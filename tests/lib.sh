@@ -63,6 +63,9 @@ settle_memory() {
 #   RVS_ADM=rvsadm  (default) rvsadm and rvs.ko
 #   RVS_ADM=ipvsadm            ipvsadm and the kernel's own IPVS (ip_vs.ko),
 #                              the reference the tests are validated against.
+#   RVS_ADM=ipvsadm RVS_COMPAT=1
+#                              the real ipvsadm driving rvs.ko loaded with
+#                              ipvs_compat=1 (answering as "IPVS").
 # All traffic stays inside namespaces the test creates (see topo_* below).
 
 ADM=${RVS_ADM:-rvsadm}
@@ -126,11 +129,13 @@ mk_test_tmp() {
 }
 
 # adm_init [SCHEDULER...]: makes sure the engine behind $ADM is ready.
-# For ipvsadm this loads ip_vs and the named scheduler modules.
+# For ipvsadm this loads ip_vs and the named scheduler modules, or with
+# RVS_COMPAT=1 rvs.ko with ipvs_compat=1 (unloaded at exit, so that the
+# runner loads it back as the other tests expect it).
 adm_init() {
   local s
   case "$ADM" in
-    ipvsadm)
+    ipvsadm) [ "${RVS_COMPAT:-0}" = 1 ] && { compat_init; return; }
       command -v ipvsadm >/dev/null || fail "ipvsadm not installed (qemu/install-deps installs it)"
       # A pure reference: no rvs hooks next to IPVS's (the runner reloads
       # rvs.ko after each test).
@@ -145,6 +150,19 @@ adm_init() {
     *) fail "RVS_ADM must be rvsadm or ipvsadm, not '$ADM'" ;;
   esac
   log "engine: $ADM"
+}
+
+compat_init() {
+  command -v ipvsadm >/dev/null || fail "ipvsadm not installed (qemu/install-deps installs it)"
+  if grep -q '^ip_vs ' /proc/modules; then
+    modprobe -r $(awk '$1 ~ /^ip_vs_/ {print $1}' /proc/modules) ip_vs || fail "cannot unload ip_vs"
+  fi
+  if rvs_loaded && [ "$(cat /sys/module/rvs/parameters/ipvs_compat 2>/dev/null)" != Y ]; then
+    rmmod rvs || fail "cannot unload rvs to load it with ipvs_compat=1"
+  fi
+  rvs_loaded || insmod "$RVS_ROOT/rvs.ko" ipvs_compat=1 || fail "insmod rvs.ko ipvs_compat=1 failed"
+  at_exit 'rmmod rvs 2>/dev/null'
+  log "engine: ipvsadm on rvs.ko (ipvs_compat=1)"
 }
 
 # Skips tests that exercise rvs itself, not the ipvsadm-compatible surface;

@@ -14,6 +14,8 @@
 
 /// Generic netlink family name.
 pub const RVS_GENL_NAME: &str = "RVS";
+/// The family name also answered with `ipvs_compat=1`: IPVS's.
+pub const RVS_IPVS_GENL_NAME: &str = "IPVS";
 
 macro_rules! uapi_consts {
     ($( $(#[$m:meta])* $name:ident : $ty:ty = $val:expr; )*) => {

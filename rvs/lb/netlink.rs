@@ -58,7 +58,7 @@ static POLICY: [u8; CMD_ATTR_MAX + 1] = {
     p
 };
 
-static OPS: [OpSpec; 14] = [
+static OPS: [OpSpec; 17] = [
     op(RVS_CMD_NEW_SERVICE, true, false),
     op(RVS_CMD_SET_SERVICE, true, false),
     op(RVS_CMD_DEL_SERVICE, true, false),
@@ -73,6 +73,9 @@ static OPS: [OpSpec; 14] = [
     op(RVS_CMD_GET_CONFIG, true, false),
     op(RVS_CMD_ZERO, true, false),
     op(RVS_CMD_GET_CONN, false, true),
+    op(RVS_CMD_NEW_DAEMON, true, false),
+    op(RVS_CMD_DEL_DAEMON, true, false),
+    op(RVS_CMD_GET_DAEMON, false, true),
 ];
 
 /// The family as registered by the module.
@@ -81,6 +84,18 @@ pub(crate) static FAMILY: FamilySpec = FamilySpec {
     version: RVS_GENL_VERSION as u32,
     policy: &POLICY,
     ops: &OPS,
+    liberal_below: 0,
+};
+
+/// The same commands under IPVS's name (module parameter `ipvs_compat`),
+/// for IPVS's own clients: ipvsadm, keepalived, moby/ipvs, pyroute2.
+/// IPVS's commands (up to FLUSH) are parsed as liberally as IPVS parses
+/// them: its clients send nested attributes without `NLA_F_NESTED`
+/// (moby/ipvs), which strict validation refuses.
+pub(crate) static IPVS_FAMILY: FamilySpec = FamilySpec {
+    name: RVS_IPVS_GENL_NAME,
+    liberal_below: RVS_CMD_FLUSH + 1,
+    ..FAMILY
 };
 
 /// Dispatches the family's commands.
@@ -120,6 +135,13 @@ impl Handler for RvsNetlink {
             RVS_CMD_SET_CONFIG => set_config(req),
             RVS_CMD_GET_CONFIG => get_config(req),
             RVS_CMD_ZERO => zero(req),
+            // Connection sync (IPVS's sync daemons) is not implemented yet:
+            // none runs, so none can be started or stopped.
+            RVS_CMD_NEW_DAEMON => Err(req.fail(
+                eopnotsupp(),
+                c"connection sync daemons are not implemented by rvs yet",
+            )),
+            RVS_CMD_DEL_DAEMON => Err(req.fail(ESRCH, c"no connection sync daemon is running")),
             _ => Err(req.fail(eopnotsupp(), c"command not supported")),
         }
     }
@@ -129,6 +151,9 @@ impl Handler for RvsNetlink {
             RVS_CMD_GET_SERVICE => dump_services(dump),
             RVS_CMD_GET_DEST => dump_dests(dump),
             RVS_CMD_GET_CONN => dump_conns(dump),
+            // No sync daemon runs (see `doit`): an empty list, as IPVS's
+            // when none is started.
+            RVS_CMD_GET_DAEMON => Ok(()),
             _ => Err(dump.fail(eopnotsupp(), c"command cannot be dumped")),
         }
     }
@@ -264,6 +289,28 @@ fn zero(req: &Request<'_>) -> Result {
         .map_err(|e| fail_model(req, e))
 }
 
+/// IPVS's older 32-bit statistics attribute (`*_ATTR_STATS`), which
+/// IPVS still sends before the 64-bit one and older clients read: counts
+/// and rates truncated to 32 bits, byte counts in full.
+fn put_stats32(msg: &Msg, kind: u16, stats: &Stats) -> Result {
+    let t = stats.read();
+    let r = stats.rates();
+    let pad = RVS_STATS_ATTR_PAD;
+    msg.nested(kind, |msg| {
+        msg.put_u32(RVS_STATS_ATTR_CONNS, t.conns as u32)?;
+        msg.put_u32(RVS_STATS_ATTR_INPKTS, t.inpkts as u32)?;
+        msg.put_u32(RVS_STATS_ATTR_OUTPKTS, t.outpkts as u32)?;
+        msg.put_u64(RVS_STATS_ATTR_INBYTES, t.inbytes, pad)?;
+        msg.put_u64(RVS_STATS_ATTR_OUTBYTES, t.outbytes, pad)?;
+        msg.put_u32(RVS_STATS_ATTR_CPS, r.cps as u32)?;
+        msg.put_u32(RVS_STATS_ATTR_INPPS, r.inpps as u32)?;
+        msg.put_u32(RVS_STATS_ATTR_OUTPPS, r.outpps as u32)?;
+        msg.put_u32(RVS_STATS_ATTR_INBPS, r.inbps as u32)?;
+        msg.put_u32(RVS_STATS_ATTR_OUTBPS, r.outbps as u32)?;
+        Ok(())
+    })
+}
+
 fn put_stats(msg: &Msg, kind: u16, stats: &Stats) -> Result {
     let t = stats.read();
     let pad = RVS_STATS_ATTR_PAD;
@@ -352,12 +399,15 @@ fn put_service(msg: &Msg, svc: &Service) -> Result {
             msg.put_be16(RVS_SVC_ATTR_PORT, k.port)?;
         }
         msg.put_str(RVS_SVC_ATTR_SCHED_NAME, sched.name())?;
+        // A listed service is in the table: IPVS reports that as HASHED,
+        // and kube-proxy checks for it.
         let mut fl = [0u8; 8];
-        fl[..4].copy_from_slice(&flags.to_ne_bytes());
+        fl[..4].copy_from_slice(&(flags | RVS_SVC_F_HASHED).to_ne_bytes());
         fl[4..].copy_from_slice(&u32::MAX.to_ne_bytes());
         msg.put(RVS_SVC_ATTR_FLAGS, &fl)?;
         msg.put_u32(RVS_SVC_ATTR_TIMEOUT, timeout)?;
         msg.put_u32(RVS_SVC_ATTR_NETMASK, netmask)?;
+        put_stats32(msg, RVS_SVC_ATTR_STATS, &svc.stats)?;
         put_stats(msg, RVS_SVC_ATTR_STATS64, &svc.stats)?;
         Ok(())
     })
@@ -389,6 +439,7 @@ fn put_dest(msg: &Msg, d: &Dest) -> Result {
             d.persist_conns.load(core::sync::atomic::Ordering::Relaxed),
         )?;
         msg.put_u16(RVS_DEST_ATTR_ADDR_FAMILY, d.af.to_u16())?;
+        put_stats32(msg, RVS_DEST_ATTR_STATS, &d.stats)?;
         put_stats(msg, RVS_DEST_ATTR_STATS64, &d.stats)?;
         Ok(())
     })

@@ -118,12 +118,17 @@ const _: () = {
     assert!(uapi::RVS_CMD_ATTR_MAX as u32 == __RVS_CMD_ATTR_MAX - 1);
     assert!(uapi::RVS_SVC_ATTR_MAX as u32 == __RVS_SVC_ATTR_MAX - 1);
     assert!(uapi::RVS_DEST_ATTR_MAX as u32 == __RVS_DEST_ATTR_MAX - 1);
-    // The family name: the header's bytes are the mirror's plus a NUL.
-    let (c, r) = (RVS_GENL_NAME, uapi::RVS_GENL_NAME.as_bytes());
+    // The family names: the header's bytes are the mirror's plus a NUL.
+    same_name(RVS_GENL_NAME, uapi::RVS_GENL_NAME);
+    same_name(RVS_IPVS_GENL_NAME, uapi::RVS_IPVS_GENL_NAME);
+};
+
+const fn same_name(c: &[u8], r: &str) {
+    let r = r.as_bytes();
     assert!(c.len() == r.len() + 1 && c[r.len()] == 0);
     let mut i = 0;
     while i < r.len() {
         assert!(c[i] == r[i]);
         i += 1;
     }
-};
+}

@@ -81,6 +81,11 @@ pub(crate) struct FamilySpec {
     pub(crate) policy: &'static [u8],
     /// The commands.
     pub(crate) ops: &'static [OpSpec],
+    /// Commands numbered below this are parsed liberally, as the kernel's
+    /// older families are (IPVS's): attributes past the policy ignored,
+    /// nested attributes accepted without `NLA_F_NESTED`, trailing bytes
+    /// allowed. 0: every command is validated strictly.
+    pub(crate) liberal_below: u8,
 }
 
 /// Policy type: any payload (`NLA_UNSPEC`).
@@ -144,6 +149,10 @@ impl<H: Handler> Family<H> {
         for (slot, op) in storage.ops.iter_mut().zip(spec.ops) {
             slot.cmd = op.cmd;
             slot.flags = ffi::GENL_UNS_ADMIN_PERM as u8;
+            if op.cmd < spec.liberal_below {
+                slot.validate =
+                    (ffi::GENL_DONT_VALIDATE_STRICT | ffi::GENL_DONT_VALIDATE_DUMP_STRICT) as u8;
+            }
             if op.doit {
                 slot.doit = Some(doit_trampoline::<H>);
             }
@@ -160,9 +169,9 @@ impl<H: Handler> Family<H> {
         f.maxattr = (spec.policy.len() - 1) as u32;
         f.set_netnsok(1);
         f.n_small_ops = spec.ops.len() as u8;
-        // Strict validation for every command: unknown attributes and
+        // Strict validation from `liberal_below` on: unknown attributes and
         // trailing bytes are rejected by the netlink core.
-        f.resv_start_op = 0;
+        f.resv_start_op = spec.liberal_below;
         f.module = module.as_ptr().cast();
         let policy = storage.policy.as_ptr();
         let ops = storage.ops.as_ptr();

@@ -15,6 +15,11 @@
 
 #define RVS_GENL_NAME		"RVS"
 #define RVS_GENL_VERSION	0x1
+/*
+ * With the module parameter ipvs_compat=1 the same commands are also
+ * answered under IPVS's family name (same version), for IPVS's clients.
+ */
+#define RVS_IPVS_GENL_NAME	"IPVS"
 
 /* Version reported by GET_INFO: 1.2.1, like IPVS. */
 #define RVS_VERSION_CODE	0x010201

@@ -190,12 +190,18 @@ fn mismatches(header_src: &str) -> Vec<String> {
             ));
         }
     }
-    match h.strings.get("RVS_GENL_NAME") {
-        Some(s) if s == uapi::RVS_GENL_NAME => {}
-        other => out.push(format!("RVS_GENL_NAME: header has {other:?}")),
+    let strings = [
+        ("RVS_GENL_NAME", uapi::RVS_GENL_NAME),
+        ("RVS_IPVS_GENL_NAME", uapi::RVS_IPVS_GENL_NAME),
+    ];
+    for (name, ours) in strings {
+        match h.strings.get(name) {
+            Some(s) if s == ours => {}
+            other => out.push(format!("{name}: header has {other:?}, the mirror {ours:?}")),
+        }
     }
     for name in h.strings.keys() {
-        if name != "RVS_GENL_NAME" {
+        if !strings.iter().any(|(n, _)| n == name) {
             out.push(format!(
                 "string {name}: in the header but not in the mirror"
             ));
@@ -381,9 +387,14 @@ fn ipvs_mismatches(ipvs_src: &str, rvs_src: &str) -> Vec<String> {
             (a, b) => out.push(format!("{theirs} = {a:?} but {ours} = {b:?}")),
         }
     }
-    match ipvs.strings.get("IPVS_GENL_NAME") {
-        Some(s) if s == "IPVS" => {}
-        other => out.push(format!("IPVS_GENL_NAME in ip_vs.h is {other:?}")),
+    match (
+        ipvs.strings.get("IPVS_GENL_NAME"),
+        rvs.strings.get("RVS_IPVS_GENL_NAME"),
+    ) {
+        (Some(a), Some(b)) if a == b => {}
+        (a, b) => out.push(format!(
+            "IPVS_GENL_NAME = {a:?} but RVS_IPVS_GENL_NAME = {b:?}"
+        )),
     }
     out
 }

@@ -39,17 +39,6 @@ pub mod rvs_core {
     pub mod uapi;
 }
 
-// The scheduler tables are built zero-filled in place (`sys::alloc`). The
-// promise that zero is a valid value is made here, where both layers
-// meet: `rvs_core` has no `unsafe`, and `sys` knows no scheduler.
-//
-// SAFETY: an all-zero `MhTable` is a valid empty table (documented in
-// rvs_core::sched::mh: plain integer arrays, 0 an empty slot).
-unsafe impl sys::alloc::ZeroValid for rvs_core::sched::MhTable {}
-// SAFETY: an all-zero `LblcTable` is a valid empty table (documented in
-// rvs_core::sched::lblc: a key and plain integer entries, none in use).
-unsafe impl sys::alloc::ZeroValid for rvs_core::sched::LblcTable {}
-
 module! {
     type: Rvs,
     name: "rvs",

@@ -319,8 +319,8 @@ fn lookup(
             let local = unsafe { (*rt).rt_flags } & ffi::RTCF_LOCAL != 0;
             // SAFETY: `dst` is the route's own entry, and the reference
             // taken on the route is that entry's: it is handed over here.
-            let route =
-                unsafe { Route::from_raw(ptr::addr_of_mut!((*rt).dst)) }.ok_or_else(unreachable)?;
+            let dst = unsafe { Route::from_raw(ptr::addr_of_mut!((*rt).dst)) };
+            let route = dst.ok_or_else(unreachable)?;
             if local {
                 return Err(EINVAL);
             }

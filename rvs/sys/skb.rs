@@ -369,7 +369,7 @@ impl Skb<'_> {
         // valid while we hold the packet. The status bits are set
         // atomically elsewhere: one whole-word load (as test_bit).
         let status = unsafe { ptr::read_volatile(ptr::addr_of!((*ct).status)) } as u64;
-        let done = 1u64 << ffi::IPS_CONFIRMED_BIT | 1u64 << ffi::IPS_DYING_BIT;
+        let done = (1u64 << ffi::IPS_CONFIRMED_BIT) | (1u64 << ffi::IPS_DYING_BIT);
         if status & done != 0 {
             return;
         }

@@ -14,7 +14,8 @@
 
 #![forbid(unsafe_code)]
 
-use crate::lb::conn::{Conn, ConnEntry, ConnTable, ControlRef, Limits, Tuple};
+use crate::lb::conn::{Conn, ConnEntry, ControlRef, Limits, Tuple};
+use crate::lb::conn_table::ConnTable;
 use crate::lb::dest::Dest;
 use crate::lb::packet::{is_l4_fragment, parse, parse_icmp_error, parse_ipv4, Packet};
 use crate::lb::service::Service;

@@ -8,6 +8,8 @@
 #![forbid(unsafe_code)]
 
 pub(crate) mod conn;
+pub(crate) mod conn_collect;
+pub(crate) mod conn_table;
 pub(crate) mod datapath;
 pub(crate) mod dest;
 pub(crate) mod netlink;

@@ -12,7 +12,8 @@
 
 #![forbid(unsafe_code)]
 
-use crate::lb::conn::{ConnTable, Limits};
+use crate::lb::conn::Limits;
+use crate::lb::conn_table::ConnTable;
 use crate::lb::service::Services;
 use crate::rvs_core::config::AddrFamily;
 use crate::rvs_core::proto::Timeouts;

@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The connection table of one namespace.
+//!
+//! C counterpart: net/netfilter/ipvs/ip_vs_conn.c.
+//!
+//! A fixed-size array of buckets, each a singly linked list published with
+//! release stores, so lookups walk it under RCU without a lock. Inserts and
+//! unlinks take one of [`LOCK_STRIPES`] spinlocks (bucket index modulo the
+//! stripe count), never a table-wide lock. Buckets are chosen by SipHash of
+//! the client's (protocol, address, port) under a per-namespace random key,
+//! so a remote client cannot aim many connections at one chain; both
+//! directions of a connection hash the same way (the client is the source
+//! of requests and the destination of replies), so one entry serves both.
+//!
+//! Expired entries are unlinked by the collector (`lb::conn_collect`) and
+//! freed after an RCU grace period.
+//!
+//! The table holds at most `conn_max` entries (a per-namespace setting): a
+//! slot is reserved before an entry is built, so the limit is exact. Flood
+//! defences (`drop_entry`, `secure_tcp`; see `rvs_core::defense`) evict or
+//! shorten *embryonic* entries, those no real client has confirmed yet.
+
+#![forbid(unsafe_code)]
+
+use crate::lb::conn::{dec_saturating, Conn, ConnEntry, ControlRef, Limits, Tuple, ENTRY_SIZE};
+use crate::lb::dest::Dest;
+use crate::lb::service::Service;
+use crate::rvs_core::config::{AddrFamily, FwdMethod};
+use crate::rvs_core::defense;
+use crate::rvs_core::expiry::{self, before32};
+use crate::rvs_core::hash::{self, SipKey};
+use crate::rvs_core::proto::{Dir, TcpFlags, Timeouts};
+use crate::sys::chain::{BucketGuard, ChainTable, NewEntry};
+use crate::sys::random;
+use crate::sys::rcu::ReadGuard;
+use crate::sys::time::{jiffies, secs_to_jiffies};
+use core::ptr;
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use kernel::prelude::*;
+use kernel::sync::{new_spinlock, Arc};
+
+/// Number of bucket lock stripes.
+pub(crate) const LOCK_STRIPES: usize = 64;
+
+/// log2 of the buckets per collector hint (see [`ConnTable::collect`]).
+pub(super) const HINT_SHIFT: u32 = 4;
+/// The collector looks at every bucket at least this often (seconds).
+pub(super) const HINT_MAX_SECS: u32 = 60;
+
+/// The table.
+pub(crate) struct ConnTable {
+    pub(super) chains: ChainTable<Conn>,
+    /// Per group of `1 << HINT_SHIFT` buckets, jiffies (low 32 bits) by
+    /// which the collector must look at the group again: no entry in it
+    /// expires earlier. Lowered by whoever moves an expiry earlier; set by
+    /// the collector after a look, never further than `HINT_MAX_SECS`.
+    pub(super) hints: KVVec<AtomicU32>,
+    pub(super) bits: u32,
+    pub(super) key: SipKey,
+    pub(super) count: AtomicU32,
+    /// New connections refused because the table was full or memory short.
+    pub(super) refused: AtomicU64,
+    /// Embryonic entries evicted by `drop_entry`.
+    pub(super) evicted: AtomicU64,
+    /// The bucket the next insert-time eviction scan starts at.
+    pub(super) evict_cursor: AtomicU32,
+    /// Jiffies of the last "table full" warning (0 = never).
+    pub(super) last_full_log: AtomicU64,
+}
+
+impl ConnTable {
+    /// A table of `1 << bits` buckets.
+    pub(crate) fn new(bits: u32) -> Result<Self> {
+        let n = 1usize << bits;
+        // 2^18 pointers are 2 MiB: kvmalloc, so it need not be contiguous.
+        // Charged to the memory cgroup of whoever adds the namespace's first
+        // service: root of a user namespace may do so (GENL_UNS_ADMIN_PERM),
+        // and a namespace per container must not be free kernel memory.
+        let chains = ChainTable::new(n, LOCK_STRIPES, || new_spinlock!((), "rvs_conn_bucket"))?;
+        let groups = (n >> HINT_SHIFT).max(1);
+        let mut hints = KVVec::with_capacity(groups, GFP_KERNEL_ACCOUNT)?;
+        for _ in 0..groups {
+            // Due at once: the first pass sets real hints.
+            hints.push(AtomicU32::new(jiffies() as u32), GFP_KERNEL_ACCOUNT)?;
+        }
+        let mut key = [0u8; 16];
+        random::fill(&mut key);
+        Ok(Self {
+            chains,
+            hints,
+            bits,
+            key: SipKey::from_bytes(&key),
+            count: AtomicU32::new(0),
+            refused: AtomicU64::new(0),
+            evicted: AtomicU64::new(0),
+            evict_cursor: AtomicU32::new(0),
+            last_full_log: AtomicU64::new(0),
+        })
+    }
+
+    /// Entries in the table now (expired ones not yet collected included).
+    pub(crate) fn count(&self) -> u32 {
+        self.count.load(Ordering::Relaxed)
+    }
+
+    /// New connections refused so far (table full, or no memory).
+    pub(crate) fn refused(&self) -> u64 {
+        self.refused.load(Ordering::Relaxed)
+    }
+
+    /// Embryonic entries evicted by `drop_entry` so far.
+    pub(crate) fn evicted(&self) -> u64 {
+        self.evicted.load(Ordering::Relaxed)
+    }
+
+    /// Bytes held by the table: bucket array plus entries.
+    pub(crate) fn memory(&self) -> u64 {
+        defense::table_bytes(self.chains.len(), self.count(), ENTRY_SIZE)
+            + (self.hints.len() * core::mem::size_of::<AtomicU32>()) as u64
+    }
+
+    /// Reserves room for one entry; false when `max` are there already.
+    fn reserve(&self, max: u32) -> bool {
+        self.count
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
+                (c < max).then_some(c.wrapping_add(1))
+            })
+            .is_ok()
+    }
+
+    fn release(&self) {
+        dec_saturating(&self.count);
+    }
+
+    /// Counts a refused connection and warns, at most once per
+    /// `defense::FULL_LOG_INTERVAL_SECS` per table.
+    fn refuse(&self, max: u32) {
+        self.refused.fetch_add(1, Ordering::Relaxed);
+        let now = jiffies();
+        let last = self.last_full_log.load(Ordering::Relaxed);
+        let interval = secs_to_jiffies(defense::FULL_LOG_INTERVAL_SECS);
+        if defense::may_log(last, now, interval)
+            && self
+                .last_full_log
+                .compare_exchange(last, now.max(1), Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            pr_warn!(
+                "connection table full ({} entries, conn_max {}): new connections dropped ({} so far)\n",
+                self.count(),
+                max,
+                self.refused()
+            );
+        }
+    }
+
+    /// Number of buckets (reported as the table size).
+    pub(crate) fn size(&self) -> u32 {
+        1u32 << self.bits
+    }
+
+    /// The bucket of a client. The family is added to the hash so that an
+    /// IPv4 client and the IPv6 address with the same leading bytes do not
+    /// share chains (they never match: lookups compare the family too).
+    fn bucket_of(&self, af: AddrFamily, protocol: u8, caddr: &[u8; 16], cport: u16) -> usize {
+        let h = hash::conn_hash(&self.key, protocol, caddr, cport);
+        hash::bucket(h.wrapping_add(u64::from(af.to_u16())), self.bits)
+    }
+
+    fn walk<'g>(
+        &'g self,
+        g: &'g ReadGuard,
+        bucket: usize,
+        mut pred: impl FnMut(&Conn) -> bool,
+    ) -> Option<&'g ConnEntry> {
+        let now = jiffies();
+        self.chains
+            .iter(g, bucket)?
+            .find(|c| pred(c) && c.is_live(now))
+    }
+
+    /// The connection a request from a client belongs to.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn lookup_in<'g>(
+        &'g self,
+        g: &'g ReadGuard,
+        af: AddrFamily,
+        protocol: u8,
+        caddr: &[u8; 16],
+        cport: u16,
+        vaddr: &[u8; 16],
+        vport: u16,
+    ) -> Option<&'g ConnEntry> {
+        let b = self.bucket_of(af, protocol, caddr, cport);
+        self.walk(g, b, |c| {
+            !c.template
+                && c.tuple
+                    .same_request(af, protocol, caddr, cport, vaddr, vport)
+        })
+    }
+
+    /// The persistence template of a (masked) client for a service.
+    pub(crate) fn lookup_template<'g>(
+        &'g self,
+        g: &'g ReadGuard,
+        af: AddrFamily,
+        protocol: u8,
+        caddr: &[u8; 16],
+        vaddr: &[u8; 16],
+        vport: u16,
+    ) -> Option<&'g ConnEntry> {
+        let b = self.bucket_of(af, protocol, caddr, 0);
+        self.walk(g, b, |c| {
+            let t = &c.tuple;
+            c.template
+                && t.af == af
+                && t.protocol == protocol
+                && t.vport == vport
+                && t.caddr == *caddr
+                && t.vaddr == *vaddr
+        })
+    }
+
+    /// The connection a reply from a real server belongs to.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn lookup_out<'g>(
+        &'g self,
+        g: &'g ReadGuard,
+        af: AddrFamily,
+        protocol: u8,
+        daddr: &[u8; 16],
+        dport: u16,
+        caddr: &[u8; 16],
+        cport: u16,
+    ) -> Option<&'g ConnEntry> {
+        let b = self.bucket_of(af, protocol, caddr, cport);
+        self.walk(g, b, |c| {
+            let t = &c.tuple;
+            !c.template
+                && t.af == af
+                && t.protocol == protocol
+                && t.cport == cport
+                && t.dport == dport
+                && t.caddr == *caddr
+                && t.daddr == *daddr
+        })
+    }
+
+    /// Inserts a new connection to `dest`, or returns the one another CPU
+    /// inserted for the same request first. `None` when the table is full
+    /// or memory is short (the packet is then dropped and counted). With
+    /// `drop_entry` on, a full table first evicts an embryonic entry (see
+    /// [`Self::evict_one`]). `template`: a persistence template living
+    /// `expire_secs`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn insert<'g>(
+        &'g self,
+        g: &'g ReadGuard,
+        tuple: Tuple,
+        fwd: FwdMethod,
+        dest: Arc<Dest>,
+        svc: Arc<Service>,
+        template: bool,
+        expire_secs: u32,
+        limits: Limits,
+        control: Option<ControlRef>,
+    ) -> Option<&'g ConnEntry> {
+        let bucket = self.bucket_of(tuple.af, tuple.protocol, &tuple.caddr, tuple.cport);
+        // Full, drop_entry on: make room by evicting an embryonic entry
+        // (before taking this bucket's lock: the scan takes others).
+        let reserved = self.reserve(limits.max)
+            || (limits.drop_entry != 0 && self.evict_one(g) && self.reserve(limits.max));
+        if !reserved {
+            self.refuse(limits.max);
+            return None;
+        }
+        let fresh = Conn::fresh(
+            tuple,
+            fwd,
+            dest,
+            svc,
+            template,
+            jiffies().wrapping_add(secs_to_jiffies(expire_secs)),
+            control,
+        );
+        // Templates are counted: the table holds one reference to them.
+        let Some(conn) = NewEntry::new(fresh, u32::try_from(bucket).unwrap_or(u32::MAX), template)
+        else {
+            self.release();
+            self.refuse(limits.max);
+            return None;
+        };
+        let Some(guard) = self.chains.lock(bucket) else {
+            self.release();
+            return None;
+        };
+        let t = &tuple;
+        if let Some(existing) = self.walk(g, bucket, |c| {
+            c.template == template
+                && c.tuple
+                    .same_request(t.af, t.protocol, &t.caddr, t.cport, &t.vaddr, t.vport)
+        }) {
+            self.release();
+            return Some(existing);
+        }
+        // A new connection starts inactive (state NONE). It owns the
+        // reference to its template (dropped with it if it goes unused).
+        conn.state.count_in(&conn.counters());
+        conn.dest.refresh_overload();
+        let expires = conn.expires.load(Ordering::Relaxed);
+        // Published with a release store: readers see a fully built entry.
+        let e = guard.push_front(g, conn);
+        self.lower_hint(bucket, expires);
+        Some(e)
+    }
+
+    /// Unlinks and frees (after a grace period) every entry of one bucket
+    /// for which `doomed` holds. Returns how many went.
+    pub(super) fn sweep_bucket(
+        &self,
+        bucket: usize,
+        doomed: impl FnMut(&ConnEntry) -> bool,
+    ) -> u32 {
+        // Most buckets are empty: skip them without a lock round trip (an
+        // entry inserted concurrently was not there when the sweep began).
+        if self.chains.looks_empty(bucket) != Some(false) {
+            return 0;
+        }
+        let Some(guard) = self.chains.lock(bucket) else {
+            return 0;
+        };
+        self.sweep_locked(&guard, doomed)
+    }
+
+    /// Evicts the embryonic entry idle longest among those a bounded scan
+    /// looks at (`defense::pick_victim`: at most `EVICT_SCAN_BUCKETS`
+    /// buckets from the table's eviction cursor, at most
+    /// `EVICT_SCAN_ENTRIES` entries). Takes each non-empty chain's stripe
+    /// lock in turn, one at a time; the caller holds none. Returns whether
+    /// one went.
+    fn evict_one(&self, g: &ReadGuard) -> bool {
+        let now = jiffies();
+        let start = self.evict_cursor.load(Ordering::Relaxed) as usize;
+        let pick = defense::pick_victim(start, self.chains.len(), |b| {
+            // Empty buckets cost a load, no lock round trip.
+            if self.chains.looks_empty(b)? {
+                return None;
+            }
+            // The chain's stripe lock is held while the iterator lives.
+            let guard = self.chains.lock(b)?;
+            Some(guard.into_iter(g).map(move |c| {
+                let seen = defense::EvictSeen {
+                    embryonic: c.is_embryonic(),
+                    idle: c.idle(now),
+                };
+                (ptr::from_ref(c), seen)
+            }))
+        });
+        // Racing inserts may store older cursors: that only repeats a look.
+        self.evict_cursor
+            .store(u32::try_from(pick.next).unwrap_or(0), Ordering::Relaxed);
+        let Some((vb, vp)) = pick.victim else {
+            return false;
+        };
+        let Some(guard) = self.chains.lock(vb) else {
+            return false;
+        };
+        // The caller's read section (`g`) keeps a victim unlinked meanwhile
+        // from being freed and reused, so an address match is that entry;
+        // it must still be embryonic.
+        let gone = self.sweep_locked(&guard, |c| ptr::eq(c, vp) && c.is_embryonic());
+        self.evicted.fetch_add(u64::from(gone), Ordering::Relaxed);
+        gone > 0
+    }
+
+    /// [`Self::sweep_bucket`] with the bucket's stripe lock already held
+    /// (`guard`).
+    fn sweep_locked(
+        &self,
+        guard: &BucketGuard<'_, Conn>,
+        doomed: impl FnMut(&ConnEntry) -> bool,
+    ) -> u32 {
+        guard.unlink_where(doomed, |c| {
+            // Counted out exactly once, whatever packets do meanwhile.
+            c.state.retire(&c.counters());
+            c.dest.refresh_overload();
+            self.count.fetch_sub(1, Ordering::Relaxed);
+            // A connection gives back its template's reference (templates
+            // hold none). A template's own memory, or the table's reference
+            // to it (the collector may have claimed it already, see
+            // `collect`), goes once this returns: controlled connections may
+            // keep it a while.
+            drop(c.control.take());
+        })
+    }
+
+    /// Lowers the collector's hint for `bucket`'s group to `t` (jiffies) if
+    /// that is earlier. Lock-free; pairs with the Acquire load in
+    /// `collect`, so the collector then sees the expiry that was stored
+    /// before.
+    fn lower_hint(&self, bucket: usize, t: u64) {
+        let Some(h) = self.hints.get(bucket >> HINT_SHIFT) else {
+            return;
+        };
+        let t = t as u32;
+        let mut cur = h.load(Ordering::Relaxed);
+        while before32(t, cur) {
+            match h.compare_exchange_weak(cur, t, Ordering::Release, Ordering::Relaxed) {
+                Ok(_) => break,
+                Err(seen) => cur = seen,
+            }
+        }
+    }
+
+    /// Advances `conn`'s state for a packet and refreshes its expiry (see
+    /// [`Conn::update`]), keeping the collector's hint right.
+    pub(crate) fn update(
+        &self,
+        conn: &ConnEntry,
+        dir: Dir,
+        flags: Option<TcpFlags>,
+        timeouts: &Timeouts,
+        secure_tcp: u32,
+    ) {
+        if let Some(t) = conn.update(dir, flags, timeouts, secure_tcp) {
+            self.lower_hint(conn.bucket() as usize, t);
+        }
+    }
+
+    /// Pushes a template's expiry `secs` into the future.
+    pub(crate) fn touch(&self, conn: &ConnEntry, secs: u32) {
+        if let Some(t) = conn.touch(secs) {
+            self.lower_hint(conn.bucket() as usize, t);
+        }
+    }
+
+    /// Takes `conn` (found in the caller's read section `_g`) out of the
+    /// table now: lookups miss it at once, even a template that controls
+    /// connections (IPVS's invalidated template), whose memory stays until
+    /// they go.
+    pub(crate) fn remove(&self, _g: &ReadGuard, conn: &ConnEntry) {
+        let b = conn.bucket() as usize;
+        let Some(guard) = self.chains.lock(b) else {
+            return;
+        };
+        // The read section keeps `conn` from being freed and its memory
+        // reused, so an address match is that entry.
+        self.sweep_locked(&guard, |c| ptr::eq(c, conn));
+    }
+
+    /// Makes `conn` expire now: lookups skip it at once, the collector
+    /// frees it at its next pass.
+    pub(crate) fn expire_now(&self, conn: &ConnEntry) {
+        if let Some(t) = conn.expire_now() {
+            self.lower_hint(conn.bucket() as usize, t);
+        }
+    }
+
+    /// Removes every entry (a flush). Flushes of an empty table are
+    /// common (every `-C`, and the `-R` of a fresh director): up to 2^20
+    /// buckets need not be looked at then.
+    pub(crate) fn clear(&self) {
+        if self.count() != 0 {
+            self.sweep_all();
+        }
+    }
+
+    /// Removes every entry, whatever the count says (teardown).
+    fn sweep_all(&self) {
+        for b in 0..self.chains.len() {
+            self.sweep_bucket(b, |_| true);
+        }
+    }
+}
+
+impl ConnTable {
+    /// Calls `f` on live entries from position (`bucket`, `index` in its
+    /// chain) on, until `f` returns false; returns the position to resume
+    /// from (resumable dumps). Chains may change between calls: a resumed
+    /// dump may then skip or repeat an entry, never fault.
+    pub(crate) fn for_each_from(
+        &self,
+        g: &ReadGuard,
+        bucket: usize,
+        index: usize,
+        f: impl FnMut(&ConnEntry) -> bool,
+    ) -> (usize, usize) {
+        let now = jiffies();
+        // Each entry with whether lookups see it (live) at `now`.
+        expiry::walk_from(
+            bucket,
+            index,
+            |b| {
+                self.chains
+                    .iter(g, b)
+                    .map(|chain| chain.map(move |c| (c, c.is_live(now))))
+            },
+            f,
+        )
+    }
+}
+
+impl Drop for ConnTable {
+    fn drop(&mut self) {
+        self.sweep_all();
+    }
+}

@@ -80,6 +80,10 @@ pub enum ListMode {
     Stats,
     /// The table with rates (`-L --rate`).
     Rate,
+    /// Real servers' connection thresholds (`-L --thresholds`).
+    Thresholds,
+    /// Real servers' persistent connections (`-L --persistent-conn`).
+    PersistentConn,
     /// The connection timeouts (`-L --timeout`).
     Timeout,
     /// The connection table (`-L -c`).
@@ -100,6 +104,8 @@ pub struct ListOptions {
     pub exact: bool,
     /// `--tun-info`: a TunnelInfo column for real servers.
     pub tun_info: bool,
+    /// `--nosort`: services and real servers in the kernel's order.
+    pub nosort: bool,
 }
 
 /// A parsed command line.
@@ -310,6 +316,10 @@ where
                 ListMode::Stats
             } else if m.get_flag("rate") {
                 ListMode::Rate
+            } else if m.get_flag("thresholds") {
+                ListMode::Thresholds
+            } else if m.get_flag("persistent-conn") {
+                ListMode::PersistentConn
             } else {
                 ListMode::Table
             };
@@ -338,6 +348,7 @@ where
                 mode,
                 exact: m.get_flag("exact"),
                 tun_info: m.get_flag("tun-info"),
+                nosort: m.get_flag("nosort"),
             })
         }
     };
@@ -932,6 +943,20 @@ mod tests {
         assert_eq!((o.mode, o.exact), (ListMode::Rate, true));
         assert_eq!(o.service, Some(tcp("10.0.0.1", 80)));
         assert_eq!(list_opts(&["-L", "--timeout"]).mode, ListMode::Timeout);
+        // ipvsadm's other listings and aliases.
+        assert_eq!(
+            list_opts(&["-L", "--thresholds"]).mode,
+            ListMode::Thresholds
+        );
+        assert_eq!(
+            list_opts(&["-L", "-n", "--persistent-conn"]).mode,
+            ListMode::PersistentConn
+        );
+        assert!(list_opts(&["-L", "--nosort"]).nosort);
+        assert!(!list_opts(&["-L", "--sort"]).nosort);
+        assert!(list_opts(&["-L", "--stats", "-X"]).exact);
+        assert!(run(&["-L", "--sort", "--nosort"]).is_err());
+        assert!(run(&["-L", "--thresholds", "--stats"]).is_err());
         assert_eq!(
             list_opts(&["-l", "--timeout", "--json"]).mode,
             ListMode::Timeout
@@ -1135,6 +1160,11 @@ mod tests {
             parse(["rvsadm", "--help"]),
             Ok(Invocation::Help(_))
         ));
+        // ipvsadm's -v, which scripts probe with.
+        assert!(matches!(
+            parse(["rvsadm", "-v"]),
+            Ok(Invocation::Version(_))
+        ));
         let Ok(Invocation::Version(v)) = parse(["rvsadm", "-V"]) else {
             panic!()
         };
@@ -1192,8 +1222,8 @@ mod tests {
             (&["-L", "-c", "--stats"], "cannot be used with"),
             (&["-L", "-c", "-t", "10.0.0.1:80"], "option -t/--tcp-service is not allowed with -L -c/--connection"),
             (&["-L", "--timeout", "-u", "10.0.0.1:53"], "option -u/--udp-service is not allowed with -L --timeout"),
-            (&["-C", "--exact"], "option --exact is not allowed with -C/--clear"),
-            (&["-X"], "unexpected argument '-X'"),
+            (&["-C", "--exact"], "option -X/--exact is not allowed with -C/--clear"),
+            (&["-Y"], "unexpected argument '-Y'"),
             (&["--bogus"], "unexpected argument '--bogus'"),
             (&["-A", "-A", "-t", "10.0.0.1:80"], "cannot be used multiple times"),
             (&["-A", "-t"], "a value is required"),

@@ -110,13 +110,18 @@ fn list(t: &mut impl Transport, opts: &ListOptions, out: &mut dyn Write) -> Resu
         ListMode::Table => Columns::Config,
         ListMode::Stats => Columns::Stats,
         ListMode::Rate => Columns::Rate,
+        ListMode::Thresholds => Columns::Thresholds,
+        ListMode::PersistentConn => Columns::PersistentConn,
     };
     let reply = t
         .get(uapi::RVS_CMD_GET_INFO, &[])
         .map_err(Error::failed(Op::GetInfo))?;
     let info =
         msg::parse_info(&reply.attrs).map_err(|e| Error::failed(Op::GetInfo)(NlError::from(e)))?;
-    let entries = fetch_entries(t, opts.service.as_ref())?;
+    let mut entries = fetch_entries(t, opts.service.as_ref())?;
+    if !opts.nosort {
+        output::sort_entries(&mut entries);
+    }
     let text = if opts.json {
         output::format_json(&info, &entries)
     } else {
@@ -127,7 +132,8 @@ fn list(t: &mut impl Transport, opts: &ListOptions, out: &mut dyn Write) -> Resu
 
 /// `-S`: every service and real server as the commands that make them.
 fn save(t: &mut impl Transport, out: &mut dyn Write) -> Result<(), Error> {
-    let entries = fetch_entries(t, None)?;
+    let mut entries = fetch_entries(t, None)?;
+    output::sort_entries(&mut entries);
     write_out(out, &output::format_rules(&entries))
 }
 
@@ -190,7 +196,6 @@ fn fetch_entries(
             .map_err(|e| Error::failed(Op::ListServers)(e.into()))?;
         entries.push(Entry { service, dests });
     }
-    output::sort_entries(&mut entries);
     Ok(entries)
 }
 

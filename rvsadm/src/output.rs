@@ -54,6 +54,11 @@ pub enum Columns {
     Rate,
     /// `Config` plus the tunnel of each real server (`-L --tun-info`).
     TunInfo,
+    /// Real servers' thresholds and connections (`-L --thresholds`).
+    Thresholds,
+    /// Real servers' weights and persistent connections
+    /// (`-L --persistent-conn`).
+    PersistentConn,
 }
 
 /// ipvsadm's `print_largenum`: a number in a 9-character column (a space
@@ -316,8 +321,24 @@ pub fn format_listing(
         Columns::Config | Columns::TunInfo => None,
         Columns::Stats => Some(["Conns", "InPkts", "OutPkts", "InBytes", "OutBytes"]),
         Columns::Rate => Some(["CPS", "InPPS", "OutPPS", "InBPS", "OutBPS"]),
+        // ipvsadm's titles of these two, left-aligned in its widths.
+        Columns::Thresholds => {
+            out.push_str(&format!(
+                "{:<33} {:<10} {:<10} {:<10} {:<10}\n  -> RemoteAddress:Port\n",
+                "Prot LocalAddress:Port", "Uthreshold", "Lthreshold", "ActiveConn", "InActConn"
+            ));
+            None
+        }
+        Columns::PersistentConn => {
+            out.push_str(&format!(
+                "{:<33} {:<9} {:<11} {:<10} {:<10}\n  -> RemoteAddress:Port\n",
+                "Prot LocalAddress:Port", "Weight", "PersistConn", "ActiveConn", "InActConn"
+            ));
+            None
+        }
     };
     match titles {
+        None if matches!(columns, Columns::Thresholds | Columns::PersistentConn) => {}
         None if columns == Columns::TunInfo => out.push_str(
             "Prot LocalAddress:Port Scheduler Flags\n  \
              -> RemoteAddress:Port           Forward TunnelInfo    Weight ActiveConn InActConn\n",
@@ -333,7 +354,9 @@ pub fn format_listing(
     }
     for e in entries {
         out.push_str(&match columns {
-            Columns::Config | Columns::TunInfo => service_line(&e.service),
+            Columns::Config | Columns::TunInfo | Columns::Thresholds | Columns::PersistentConn => {
+                service_line(&e.service)
+            }
             _ => stats_service_line(&e.service, columns, exact),
         });
         out.push('\n');
@@ -341,6 +364,22 @@ pub fn format_listing(
             out.push_str(&match columns {
                 Columns::Config => dest_line(d),
                 Columns::TunInfo => tun_dest_line(d),
+                Columns::Thresholds => format!(
+                    "  -> {:<28} {:<10} {:<10} {:<10} {:<10}",
+                    fmt_addr_port(&d.addr, d.port),
+                    d.upper_threshold,
+                    d.lower_threshold,
+                    d.active_conns,
+                    d.inactive_conns
+                ),
+                Columns::PersistentConn => format!(
+                    "  -> {:<28} {:<9} {:<11} {:<10} {:<10}",
+                    fmt_addr_port(&d.addr, d.port),
+                    d.weight,
+                    d.persist_conns,
+                    d.active_conns,
+                    d.inactive_conns
+                ),
                 _ => stats_dest_line(d, columns, exact),
             });
             out.push('\n');
@@ -1021,6 +1060,35 @@ TCP  10.0.0.1:80 rr\n\
             service: s,
             dests: vec![d, dest("10.0.1.2", 80, Forward::Masq, 1, 0, 0)],
         }]
+    }
+
+    /// The strings are ipvsadm 1.31's printf formats applied by hand
+    /// (print_title and print_service_entry, FMT_THRESHOLDS and
+    /// FMT_PERSISTENTCONN), trailing blanks included.
+    #[test]
+    fn thresholds_and_persistent_conn_listings() {
+        let mut d = dest("10.0.1.1", 80, Forward::Masq, 5, 3, 4);
+        d.upper_threshold = 100;
+        d.lower_threshold = 20;
+        d.persist_conns = 7;
+        let e = vec![Entry {
+            service: svc("10.0.0.1", 80, "rr"),
+            dests: vec![d],
+        }];
+        assert_eq!(
+            format_listing(&info(), &e, false, Columns::Thresholds, false),
+            "Prot LocalAddress:Port            Uthreshold Lthreshold ActiveConn InActConn \n\
+             \x20 -> RemoteAddress:Port\n\
+             TCP  10.0.0.1:80 rr\n\
+             \x20 -> 10.0.1.1:80                  100        20         3          4         \n"
+        );
+        assert_eq!(
+            format_listing(&info(), &e, false, Columns::PersistentConn, false),
+            "Prot LocalAddress:Port            Weight    PersistConn ActiveConn InActConn \n\
+             \x20 -> RemoteAddress:Port\n\
+             TCP  10.0.0.1:80 rr\n\
+             \x20 -> 10.0.1.1:80                  5         7           3          4         \n"
+        );
     }
 
     #[test]

@@ -1,8 +1,10 @@
 #!/bin/bash
 # `-L -n` lists exactly what was configured, in ipvsadm's layout and order
 # (services by family, protocol, address, port; real servers by address,
-# port); `-L -n -t` lists one service; `-C` empties the table. For rvsadm,
-# `-L -n --json` holds exactly the same services and real servers.
+# port); `-L -n -t` lists one service; `-C` empties the table; the
+# --thresholds and --persistent-conn listings, --sort/--nosort, -X and -v
+# as ipvsadm has them. For rvsadm, `-L -n --json` holds exactly the same
+# services and real servers.
 . "$(dirname "$0")/../lib.sh"
 
 adm_init rr wrr wlc lc
@@ -71,6 +73,30 @@ assert_eq "$(printf '%s\n' "$one" | norm)" "Prot LocalAddress:Port Scheduler Fla
 TCP 10.0.0.1:443 wlc
  -> 10.0.1.1:443 Route 1 0 0
  -> 10.0.1.3:443 Tunnel 0 0 0" "-L -n -t 10.0.0.1:443"
+
+# ipvsadm's other listings of real servers: thresholds, persistent
+# connections (its column widths, trailing blanks included).
+thr=$(adm "$LB" -L -n --thresholds -t 10.0.0.3:22) || fail "$ADM -L -n --thresholds failed"
+log "$ADM -L -n --thresholds -t 10.0.0.3:22:"; printf '%s\n' "$thr" | sed 's/^/#   /' >&2
+assert_eq "$(printf '%s\n' "$thr" | norm)" "Prot LocalAddress:Port Uthreshold Lthreshold ActiveConn InActConn
+ -> RemoteAddress:Port
+TCP 10.0.0.3:22 lc persistent 600
+ -> 10.0.1.4:22 0 0 0 0" "-L -n --thresholds"
+printf '%s\n' "$thr" | grep -qxF '  -> 10.0.1.4:22                  0          0          0          0         ' ||
+  fail "--thresholds real server line not in ipvsadm's columns"
+pc=$(adm "$LB" -L -n --persistent-conn -t 10.0.0.3:22) || fail "$ADM -L -n --persistent-conn failed"
+assert_eq "$(printf '%s\n' "$pc" | norm)" "Prot LocalAddress:Port Weight PersistConn ActiveConn InActConn
+ -> RemoteAddress:Port
+TCP 10.0.0.3:22 lc persistent 600
+ -> 10.0.1.4:22 1 0 0 0" "-L -n --persistent-conn"
+printf '%s\n' "$pc" | grep -qxF '  -> 10.0.1.4:22                  1         0           0          0         ' ||
+  fail "--persistent-conn real server line not in ipvsadm's columns"
+# --nosort lists the same lines (in the kernel's order); --sort, -X and
+# -v (the version) are accepted as ipvsadm accepts them.
+assert_eq "$(adm "$LB" -L -n --nosort | tail -n +4 | norm | sort)" "$(printf '%s\n' "$expected_body" | sort)" "-L -n --nosort, sorted afterwards"
+adm "$LB" -L -n --sort >/dev/null || fail "$ADM -L -n --sort failed"
+adm "$LB" -L -n --stats -X >/dev/null || fail "$ADM -L -n --stats -X failed"
+adm "$LB" -v >/dev/null || fail "$ADM -v failed"
 
 if [ "$ADM" = rvsadm ]; then
   json=$(adm "$LB" -L -n --json) || fail "rvsadm -L -n --json failed"

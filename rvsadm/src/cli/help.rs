@@ -25,14 +25,14 @@ Usage:
                 [--tun-type ipip|gue|gre] [--tun-port port]
                 [--tun-nocsum|--tun-csum|--tun-remcsum]
   rvsadm -d -t|-u|-f service-address -r server-address
-  rvsadm [-L|-l] [-t|-u|-f service-address] [-n] [--stats|--rate|--tun-info] [--exact]
-                [--json]
+  rvsadm [-L|-l] [-t|-u|-f service-address [-6]] [-n] [--exact] [--sort|--nosort]
+                [--stats|--rate|--thresholds|--persistent-conn|--tun-info] [--json]
   rvsadm -L|-l -c|--timeout [-n] [--json]
   rvsadm -Z [-t|-u|-f service-address]
   rvsadm --set tcp tcpfin udp
   rvsadm --set-option name=value [--set-option name=value ...]
   rvsadm -L|-l --options [--json]
-  rvsadm -h | -V
+  rvsadm -h | -V | -v
 
 Commands (exactly one; without any, rvsadm lists the table like -L):
 ";

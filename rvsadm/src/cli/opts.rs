@@ -389,6 +389,8 @@ pub static OPTS: &[Opt] = &[
     Opt {
         long: "version",
         short: Some('V'),
+        // ipvsadm's own short form, which scripts probe with.
+        short_alias: Some('v'),
         doc: Doc::Row("show the version and exit"),
         role: Role::Exit(Exit::Version),
         ..OPT
@@ -691,6 +693,44 @@ pub static OPTS: &[Opt] = &[
         ..OPT
     },
     Opt {
+        long: "thresholds",
+        doc: Doc::Row(
+            "with -L: each real server's upper and lower\n\
+             connection thresholds",
+        ),
+        role: Role::Option(LIST),
+        group: Some("list-mode"),
+        report: 31,
+        ..OPT
+    },
+    Opt {
+        long: "persistent-conn",
+        doc: Doc::Row(
+            "with -L: each real server's weight and\n\
+             persistent connections (templates)",
+        ),
+        role: Role::Option(LIST),
+        group: Some("list-mode"),
+        report: 32,
+        ..OPT
+    },
+    Opt {
+        long: "sort",
+        doc: Doc::Row("with -L: sort the listing (the default)"),
+        role: Role::Option(LIST),
+        group: Some("sort-order"),
+        report: 33,
+        ..OPT
+    },
+    Opt {
+        long: "nosort",
+        doc: Doc::Row("with -L: the kernel's order, unsorted"),
+        role: Role::Option(LIST),
+        group: Some("sort-order"),
+        report: 34,
+        ..OPT
+    },
+    Opt {
         long: "tun-info",
         doc: Doc::Row("with -L: show each real server's tunnel"),
         role: Role::Option(LIST),
@@ -699,6 +739,7 @@ pub static OPTS: &[Opt] = &[
     },
     Opt {
         long: "exact",
+        short: Some('X'),
         doc: Doc::Row(
             "with --stats/--rate: exact numbers instead\n\
              of abbreviating large ones with K/M/G/T",

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The "RVS" generic netlink family: IPVS's commands and attributes
+//! The "RVS" generic netlink family (and with `ipvs_compat=1` the same
+//! commands as "IPVS"): IPVS's commands and attributes
 //! (`rvs/uapi/rvs.h`), decoded by `rvs_core::svcattr` and applied to the
 //! namespace's service model.
 //!

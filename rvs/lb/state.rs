@@ -14,7 +14,7 @@
 
 use crate::lb::conn::Limits;
 use crate::lb::conn_table::ConnTable;
-use crate::lb::service::Services;
+use crate::lb::service_table::Services;
 use crate::rvs_core::config::AddrFamily;
 use crate::rvs_core::proto::Timeouts;
 use crate::rvs_core::settings::{self, Setting};

@@ -29,6 +29,8 @@
 #include <net/dst_cache.h>
 #include <linux/netdevice.h>
 #include <linux/notifier.h>
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
 
 #include "uapi/rvs.h"
 #include "helpers.h"

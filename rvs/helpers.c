@@ -31,6 +31,8 @@
 #include <net/udp.h>
 #include <net/gre.h>
 #include <linux/percpu.h>
+#include <linux/proc_fs.h>
+#include <linux/seq_file_net.h>
 
 #include "helpers.h"
 
@@ -653,4 +655,28 @@ int rvs_dst_cache_init(struct dst_cache *cache)
 void rvs_dst_cache_reset(struct dst_cache *cache)
 {
 	dst_cache_reset(cache);
+}
+
+/* /proc/net files of a namespace (rvs/sys/procfs.rs) */
+
+struct proc_dir_entry *rvs_proc_net_dir(struct net *net)
+{
+	return net->proc_net;
+}
+
+struct net *rvs_seq_file_net(struct seq_file *seq)
+{
+	return seq_file_single_net(seq);
+}
+
+/* modules refused by name (rvs/sys/modwatch.rs) */
+
+bool rvs_module_is(const void *module, const char *name)
+{
+	return strcmp(((const struct module *)module)->name, name) == 0;
+}
+
+int rvs_notifier_from_errno(int err)
+{
+	return notifier_from_errno(err);
 }

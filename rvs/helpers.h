@@ -142,4 +142,11 @@ struct dst_entry *rvs_rt_dst(struct rtable *rt);
 int rvs_dst_cache_init(struct dst_cache *cache);
 void rvs_dst_cache_reset(struct dst_cache *cache);
 
+struct proc_dir_entry;
+struct seq_file;
+struct proc_dir_entry *rvs_proc_net_dir(struct net *net);
+struct net *rvs_seq_file_net(struct seq_file *seq);
+bool rvs_module_is(const void *module, const char *name);
+int rvs_notifier_from_errno(int err);
+
 #endif /* RVS_HELPERS_H */

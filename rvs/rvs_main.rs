@@ -15,8 +15,8 @@ use kernel::prelude::*;
 mod lb;
 mod sys;
 
-use lb::{conn, netlink, state::NetState};
-use sys::{genl, netdev, pernet, rcu};
+use lb::{conn, netlink, procfiles, state::NetState};
+use sys::{genl, modwatch, netdev, pernet, rcu};
 
 /// Pure logic shared with the host tests (`rvs/core`, the `rvs-core` crate).
 #[path = "core"]
@@ -30,6 +30,7 @@ pub mod rvs_core {
     pub mod icmp;
     pub mod nlattr;
     pub mod packet;
+    pub mod procfmt;
     pub mod proto;
     pub mod sched;
     pub mod settings;
@@ -55,7 +56,13 @@ struct Rvs {
     _family: genl::Family<netlink::RvsNetlink>,
     // Before the namespaces' state, which its events reach.
     _devices: netdev::DeviceEvents<NetState>,
+    // ipvs_compat=1: /proc/net/ip_vs of each namespace, removed before the
+    // state it shows.
+    _ipvs_proc: Option<pernet::Registration<procfiles::IpVsProc>>,
     _pernet: pernet::Registration<NetState>,
+    // ipvs_compat=1: ip_vs refused until everything it would collide with
+    // is gone.
+    _refuse_ip_vs: Option<modwatch::RefuseModule>,
     // Last: waits for RCU callbacks (which run this module's code) queued
     // by the teardown above.
     _rcu_barrier: RcuBarrier,
@@ -84,10 +91,15 @@ impl kernel::Module for Rvs {
             return Err(Error::from_errno(-e.errno));
         }
         let conn_cache = conn::ConnCache::create()?;
-        let pernet = pernet::Registration::new()?;
-        let devices = netdev::DeviceEvents::register()?;
-        let family = genl::Family::register(&netlink::FAMILY, module)?;
-        let ipvs_family = if sys::param::ipvs_compat() {
+        let compat = sys::param::ipvs_compat();
+        // ipvs_compat=1 takes what ip_vs would make, in this order: first
+        // ip_vs's future loads are refused, then the family is claimed
+        // (EEXIST if ip_vs is loaded now), and only then do the
+        // namespaces get their /proc/net/ip_vs (which ip_vs's own would
+        // collide with). Until the state below exists, "IPVS" requests
+        // get ENODEV.
+        let refuse_ip_vs = compat.then(modwatch::RefuseModule::ip_vs).transpose()?;
+        let ipvs_family = if compat {
             Some(
                 genl::Family::register(&netlink::IPVS_FAMILY, module).inspect_err(|e| {
                     if *e == EEXIST {
@@ -102,6 +114,10 @@ impl kernel::Module for Rvs {
         } else {
             None
         };
+        let pernet = pernet::Registration::new()?;
+        let ipvs_proc = compat.then(pernet::Registration::new).transpose()?;
+        let devices = netdev::DeviceEvents::register()?;
+        let family = genl::Family::register(&netlink::FAMILY, module)?;
         pr_info!(
             "loaded (connection tables of {} buckets){}\n",
             1u32 << bits,
@@ -115,7 +131,9 @@ impl kernel::Module for Rvs {
             _ipvs_family: ipvs_family,
             _family: family,
             _devices: devices,
+            _ipvs_proc: ipvs_proc,
             _pernet: pernet,
+            _refuse_ip_vs: refuse_ip_vs,
             _rcu_barrier: RcuBarrier,
             _conn_cache: conn_cache,
         })

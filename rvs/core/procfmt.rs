@@ -10,7 +10,8 @@
 //! kept on purpose: addresses and ports in upper-case hex, IPv6 addresses
 //! as eight zero-padded groups (`%pI6`), the netmask printed as the
 //! big-endian reading of its attribute bytes (so an IPv6 prefix length of
-//! 128 shows as `80000000`), `ops` only on IPv4 and mark services.
+//! 128 shows as `80000000`), the persistence timeout in jiffies, `ops`
+//! only on IPv4 and mark services.
 
 use core::fmt::{self, Write};
 
@@ -61,9 +62,10 @@ pub struct ProcService<'a> {
     pub sched: &'a str,
     /// One-packet scheduling.
     pub onepacket: bool,
-    /// Persistence: timeout in seconds and the netmask as its attribute
-    /// carries it (host-order u32 of the attribute's bytes).
-    pub persistent: Option<(u32, u32)>,
+    /// Persistence: the timeout in jiffies (IPVS prints its internal
+    /// value, seconds times HZ) and the netmask as its attribute carries
+    /// it (host-order u32 of the attribute's bytes).
+    pub persistent: Option<(u64, u32)>,
 }
 
 /// IPVS's `%pI6`: eight groups of four lower-case hex digits.
@@ -250,10 +252,13 @@ mod tests {
         s.port = 53;
         s.onepacket = true;
         assert_eq!(line(&s), "UDP  0A006401:0035 wlc ops  \n");
-        // + "persistent %d %08X\n" % (300, ntohl(0xffffff00 in network order))
+        // + "persistent %d %08X\n" % (300 * 250, ntohl(0xffffff00 in network order))
         let mut s = svc(&a, "sh");
-        s.persistent = Some((300, u32::from_ne_bytes([255, 255, 255, 0])));
-        assert_eq!(line(&s), "TCP  0A006401:0050 sh  persistent 300 FFFFFF00\n");
+        s.persistent = Some((75_000, u32::from_ne_bytes([255, 255, 255, 0])));
+        assert_eq!(
+            line(&s),
+            "TCP  0A006401:0050 sh  persistent 75000 FFFFFF00\n"
+        );
         s.protocol = 99;
         assert!(line(&s).starts_with("IP_99  0A006401:0050 "));
     }

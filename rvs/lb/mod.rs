@@ -14,6 +14,7 @@ pub(crate) mod datapath;
 pub(crate) mod dest;
 pub(crate) mod netlink;
 pub(crate) mod packet;
+pub(crate) mod procfiles;
 pub(crate) mod sched;
 pub(crate) mod service;
 pub(crate) mod service_table;

@@ -33,13 +33,14 @@ if [ "$ADM" = rvsadm ]; then
 
   insmod "$RVS_ROOT/rvs.ko" ipvs_compat=1 || fail "insmod rvs.ko ipvs_compat=1"
   assert_eq "$(cat /sys/module/rvs/parameters/ipvs_compat)" Y "ipvs_compat as the module reports it"
-  # ip_vs's init fails with EEXIST, which modprobe takes for "already
-  # loaded" (exit 0): what counts is that it is not loaded, and says why.
+  # rvs refuses ip_vs before its init runs (its init would create
+  # /proc/net/ip_vs, which rvs owns now): EEXIST, which modprobe takes for
+  # "already loaded" (exit 0). What counts: not loaded, and rvs says why.
   dmesg -C
   modprobe ip_vs 2>/dev/null
   grep -q '^ip_vs ' /proc/modules && fail "ip_vs loaded beside rvs ipvs_compat=1"
-  dmesg | grep -q 'IPVS: cannot register Generic Netlink interface' ||
-    fail "ip_vs did not report why it could not load: $(dmesg | tail -3)"
+  dmesg | grep -q 'rvs: refusing to load ip_vs' ||
+    fail "rvs did not say why ip_vs was refused: $(dmesg | tail -3)"
   log "ip_vs refused beside rvs ipvs_compat=1, as expected"
   ADM=ipvsadm RVS_COMPAT=1
 fi
@@ -105,6 +106,34 @@ adm_ok "$LB" -C
 assert_eq "$(body)" "" "listing after -C"
 ip netns exec "$LB" ipvsadm -R <"$TEST_TMP/saved" || fail "ipvsadm -R failed"
 assert_eq "$(ipv -S -n)" "$(cat "$TEST_TMP/saved")" "ipvsadm -S -n after -R"
+
+# /proc/net/ip_vs, in IPVS's text (node_exporter's ipvs collector parses
+# it): hex addresses and ports, IPv6 in eight groups, trailing blanks.
+# Services come in hash order, so each line is looked for on its own. The
+# connection counts of the :80 servers depend on the engine (a flush keeps
+# IPVS's connections), the others are 0.
+pv=$(ip netns exec "$LB" cat /proc/net/ip_vs) || fail "no /proc/net/ip_vs in the director's namespace"
+log "/proc/net/ip_vs:"; printf '%s\n' "$pv" | sed 's/^/#   |/; s/$/|/' >&2
+assert_eq "$(printf '%s\n' "$pv" | wc -l)" 10 "lines in /proc/net/ip_vs"
+printf '%s\n' "$pv" | sed -n 1p | grep -Eqx 'IP Virtual Server version 1\.2\.1 \(size=[0-9]+\)' ||
+  fail "/proc/net/ip_vs: first line is not IPVS's version line"
+for l in "Prot LocalAddress:Port Scheduler Flags" \
+  "  -> RemoteAddress:Port Forward Weight ActiveConn InActConn" \
+  "TCP  [2001:0db8:0100:0000:0000:0000:0000:0001]:01BB wrr " \
+  "  -> [2001:0db8:0001:0000:0000:0000:0000:0001]:01BB      Masq    5      0          0         " \
+  "FWM  00000007 rr " \
+  "  -> 0A000101:0000      Masq    2      0          0         "; do
+  printf '%s\n' "$pv" | grep -qxF -- "$l" || fail "/proc/net/ip_vs lacks the line '$l'"
+done
+# IPVS prints the persistence timeout in jiffies: 300 s times HZ.
+pt=$(printf '%s\n' "$pv" | sed -n 's/^TCP  0A006401:0050 rr  persistent \([0-9]*\) FFFFFFFF$/\1/p')
+case $((${pt:-1} % 300)):$((${pt:-0} / 300)) in 0:100 | 0:250 | 0:300 | 0:1000) ;; *)
+  fail "/proc/net/ip_vs: no 'TCP  0A006401:0050 rr  persistent 300*HZ FFFFFFFF' line (timeout '${pt}')" ;;
+esac
+for rs in 0A000101 0A000102; do
+  printf '%s\n' "$pv" | grep -Eqx "  -> $rs:0050      Masq    1      [0-9]+ +[0-9]+ +" ||
+    fail "/proc/net/ip_vs lacks the line of real server $rs:0050"
+done
 
 # Timeouts (GET_CONFIG/SET_CONFIG).
 assert_eq "$(ipv -L --timeout)" "Timeout (tcp tcpfin udp): 900 120 300" "default timeouts"

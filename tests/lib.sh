@@ -99,6 +99,7 @@ _lib_exit() {
   local rc=$? h ns
   for h in "${_exit_hooks[@]}"; do eval "$h"; done
   kill_ns_procs
+  [ -z "${_compat_loaded:-}" ] || rmmod rvs 2>/dev/null
   # One ip process deletes them all (each ip start is slow under TCG).
   if [ ${#_created_ns[@]} -gt 0 ]; then
     for ns in "${_created_ns[@]}"; do echo "netns del $ns"; done | ip -force -batch - 2>/dev/null
@@ -152,6 +153,13 @@ adm_init() {
   log "engine: $ADM"
 }
 
+# ipvs_clients: for the tests of IPVS's own clients (ipvsadm, keepalived,
+# moby/ipvs): the rvs pass drives rvs.ko with ipvs_compat=1 through them,
+# the IPVS pass ip_vs. Call before adm_init.
+ipvs_clients() {
+  if [ "$ADM" = rvsadm ]; then ADM=ipvsadm RVS_COMPAT=1; fi
+}
+
 compat_init() {
   command -v ipvsadm >/dev/null || fail "ipvsadm not installed (qemu/install-deps installs it)"
   if grep -q '^ip_vs ' /proc/modules; then
@@ -161,7 +169,9 @@ compat_init() {
     rmmod rvs || fail "cannot unload rvs to load it with ipvs_compat=1"
   fi
   rvs_loaded || insmod "$RVS_ROOT/rvs.ko" ipvs_compat=1 || fail "insmod rvs.ko ipvs_compat=1 failed"
-  at_exit 'rmmod rvs 2>/dev/null'
+  # Unloaded last, after the test's own exit hooks and processes (a
+  # daemon such as keepalived cleans up through it).
+  _compat_loaded=1
   log "engine: ipvsadm on rvs.ko (ipvs_compat=1)"
 }
 

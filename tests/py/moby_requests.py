@@ -14,7 +14,7 @@ import socket
 import struct
 import sys
 
-from rvsnl import NLM_F_ACK, NLM_F_REQUEST, Genl
+from rvsnl import NLM_F_ACK, NLM_F_REQUEST, Genl, attr, u16, u32
 
 NLM_F_DUMP = 0x300
 # IPVS's numbers (include/uapi/linux/ip_vs.h), as moby/ipvs spells them.
@@ -35,16 +35,7 @@ nl = Genl(b"IPVS")
 
 def rta(kind, payload):
     """nl.NewRtAttr: no NLA_F_NESTED, even for nested attributes."""
-    raw = struct.pack("=HH", 4 + len(payload), kind) + payload
-    return raw + b"\0" * (-len(raw) % 4)
-
-
-def u16(v):
-    return struct.pack("=H", v)
-
-
-def u32(v):
-    return struct.pack("=I", v)
+    return attr(kind, payload)
 
 
 def raw_ip(a):

@@ -335,11 +335,11 @@ fn lookup(
             if known_nh {
                 fl6.__fl_common.flowic_flags = ffi::FLOWI_FLAG_KNOWN_NH as u8;
             }
+            let (n, fl) = (net.as_ptr(), &mut fl6);
             // SAFETY: `net` is alive and `fl6` is a local; no socket. Always
             // returns a referenced route, which carries the error if the
             // lookup failed.
-            let dst =
-                unsafe { ffi::ip6_route_output_flags(net.as_ptr(), ptr::null(), &mut fl6, 0) };
+            let dst = unsafe { ffi::ip6_route_output_flags(n, ptr::null(), fl, 0) };
             // SAFETY: null or a route whose reference is ours.
             let route = unsafe { Route::from_raw(dst) }.ok_or_else(unreachable)?;
             // SAFETY: valid route (owned above); read only.

@@ -19,6 +19,7 @@ use clap::{Arg, ArgAction, ArgGroup, ArgMatches};
 
 use self::opts::{Cmd, Doc, Exit, Opt, Role, Takes, OPTS};
 
+use crate::resolve::{self, Resolve};
 use crate::types::{
     af_of, DestKey, DestSpec, Forward, Netmask, Protocol, ServiceKey, ServiceSpec, Timeouts,
     TunnelOpts, DEFAULT_PERSISTENT_TIMEOUT, DEFAULT_SCHEDULER, SCHED_FLAG_NAMES,
@@ -426,7 +427,7 @@ fn service_of(m: &ArgMatches) -> Result<Option<ServiceKey>, UsageError> {
     } else {
         return Ok(None);
     };
-    let (addr, port) = parse_addr_port(text)
+    let (addr, port) = parse_addr_port(text, protocol)
         .map_err(|e| UsageError(format!("invalid service address '{text}': {e}")))?;
     Ok(Some(ServiceKey::new(protocol, addr, port.unwrap_or(0))))
 }
@@ -487,7 +488,7 @@ fn dest_key(m: &ArgMatches, svc: &ServiceKey, cmd_name: &str) -> Result<DestKey,
     let Some(text) = string_of(m, "real-server") else {
         return usage(format!("{cmd_name} needs a real server: -r ADDR[:PORT]"));
     };
-    let (addr, port) = parse_addr_port(text)
+    let (addr, port) = parse_addr_port(text, svc.protocol)
         .map_err(|e| UsageError(format!("invalid real server address '{text}': {e}")))?;
     let port = match port {
         Some(0) | None => svc.port,
@@ -603,8 +604,19 @@ fn tunnel_opts(m: &ArgMatches, forward: Forward) -> Result<TunnelOpts, UsageErro
     Ok(t)
 }
 
-/// Parses `ADDR`, `ADDR:PORT`, `[IPV6]` or `[IPV6]:PORT` (numeric only).
-pub fn parse_addr_port(s: &str) -> Result<(IpAddr, Option<u16>), String> {
+/// Parses `ADDR`, `ADDR:PORT`, `[IPV6]` or `[IPV6]:PORT`, where ADDR may
+/// be an IPv4 host name and PORT a service name of `proto`, as ipvsadm
+/// accepts them (`-t localhost:http`), resolved by the system.
+pub fn parse_addr_port(s: &str, proto: Protocol) -> Result<(IpAddr, Option<u16>), String> {
+    parse_addr_port_with(s, proto, &resolve::System)
+}
+
+/// [`parse_addr_port`] with names looked up in `r`.
+pub fn parse_addr_port_with(
+    s: &str,
+    proto: Protocol,
+    r: &dyn Resolve,
+) -> Result<(IpAddr, Option<u16>), String> {
     if s.is_empty() {
         return Err("empty address".into());
     }
@@ -618,7 +630,7 @@ pub fn parse_addr_port(s: &str) -> Result<(IpAddr, Option<u16>), String> {
         let port = match after {
             "" => None,
             p => match p.strip_prefix(':') {
-                Some(p) => Some(parse_port(p)?),
+                Some(p) => Some(parse_port(p, proto, r)?),
                 None => return Err(format!("unexpected '{after}' after ']'")),
             },
         };
@@ -627,29 +639,46 @@ pub fn parse_addr_port(s: &str) -> Result<(IpAddr, Option<u16>), String> {
     if let Ok(addr) = s.parse::<IpAddr>() {
         return Ok((addr, None));
     }
-    match s.split_once(':') {
-        Some((host, port)) if !port.contains(':') => {
-            let addr: Ipv4Addr = host.parse().map_err(|_| not_numeric(host))?;
-            Ok((IpAddr::V4(addr), Some(parse_port(port)?)))
-        }
-        Some(_) => Err("an IPv6 address with a port must be written [ADDR]:PORT".into()),
-        None => Err(not_numeric(s)),
+    let (host, port) = match s.split_once(':') {
+        Some((host, port)) if !port.contains(':') => (host, Some(parse_port(port, proto, r)?)),
+        Some(_) => return Err("an IPv6 address with a port must be written [ADDR]:PORT".into()),
+        None => (s, None),
+    };
+    if host.is_empty() {
+        return Err(format!("missing address before ':' in '{s}'"));
     }
+    let addr = match host.parse::<Ipv4Addr>() {
+        Ok(a) => a,
+        Err(_) if resolve::looks_numeric(host) => {
+            return Err(format!("'{host}' is not a valid IPv4 address"))
+        }
+        Err(_) => r.host_v4(host).ok_or_else(|| {
+            format!("'{host}' is neither a numeric address nor a host name with an IPv4 address")
+        })?,
+    };
+    Ok((IpAddr::V4(addr), port))
 }
 
-fn not_numeric(host: &str) -> String {
-    format!("'{host}' is not a numeric IPv4 or IPv6 address (host names are not resolved)")
-}
-
-fn parse_port(p: &str) -> Result<u16, String> {
+/// A port number, or a service name of `proto` (`/etc/services`).
+fn parse_port(p: &str, proto: Protocol, r: &dyn Resolve) -> Result<u16, String> {
     if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) {
-        if let Ok(n) = p.parse::<u16>() {
-            return Ok(n);
-        }
+        return p
+            .parse::<u16>()
+            .map_err(|_| format!("invalid port '{p}' (expected a number 0-65535)"));
     }
-    Err(format!(
-        "invalid port '{p}' (expected a number 0-65535; service names are not resolved)"
-    ))
+    let name = resolve::proto_name(proto);
+    if p.is_empty()
+        || !p
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.+".contains(&b))
+    {
+        return Err(format!(
+            "invalid port '{p}' (expected a number 0-65535 or a service name)"
+        ));
+    }
+    r.service(p, name).ok_or_else(|| {
+        format!("invalid port '{p}': not a number, nor a {name} service in /etc/services")
+    })
 }
 
 /// Parses `-b`'s comma-separated scheduler flags for scheduler `sched`
@@ -1152,7 +1181,7 @@ mod tests {
             "--tun-type",
             "--version",
             "--help",
-            "not resolved",
+            "/etc/services",
         ] {
             assert!(h.contains(opt), "help lacks {opt}");
         }
@@ -1177,8 +1206,8 @@ mod tests {
             (&["-A"], "-A/--add-service needs a service: -t ADDR:PORT, -u ADDR:PORT or -f MARK"),
             (&["-A", "-t", "10.0.0.1:80", "-r", "10.0.1.1"], "option -r/--real-server is not allowed with -A/--add-service"),
             (&["-A", "-t", "10.0.0.1"], "zero port specified for non-persistent service TCP 10.0.0.1:0: give a port or -p"),
-            (&["-A", "-t", "www.example.com:80"], "invalid service address 'www.example.com:80': 'www.example.com' is not a numeric IPv4 or IPv6 address (host names are not resolved)"),
-            (&["-A", "-t", "10.0.0.1:http"], "invalid service address '10.0.0.1:http': invalid port 'http' (expected a number 0-65535; service names are not resolved)"),
+            (&["-A", "-t", "10.0.0.256:80"], "invalid service address '10.0.0.256:80': '10.0.0.256' is not a valid IPv4 address"),
+            (&["-A", "-t", "10.0.0.1:no_such_service"], "invalid service address '10.0.0.1:no_such_service': invalid port 'no_such_service': not a number, nor a tcp service in /etc/services"),
             (&["-A", "-t", "10.0.0.1:65536"], "invalid port '65536'"),
             (&["-A", "-t", "2001:db8::1:80:x"], "written [ADDR]:PORT"),
             (&["-A", "-t", "[2001:db8::1:80"], "missing ']'"),
@@ -1500,27 +1529,81 @@ mod tests {
         assert!(parse_restore_line("--completions bash").is_err());
     }
 
+    /// Names as a test table, not the system's.
+    struct Table;
+
+    impl Resolve for Table {
+        fn host_v4(&self, name: &str) -> Option<Ipv4Addr> {
+            match name {
+                "localhost" => Some(Ipv4Addr::LOCALHOST),
+                "lb-1.example" => Some(Ipv4Addr::new(10, 0, 100, 1)),
+                _ => None,
+            }
+        }
+
+        fn service(&self, name: &str, proto: &str) -> Option<u16> {
+            match (name, proto) {
+                ("http", "tcp") | ("www", "tcp") => Some(80),
+                ("domain", _) => Some(53),
+                _ => None,
+            }
+        }
+    }
+
+    fn num(s: &str) -> Result<(IpAddr, Option<u16>), String> {
+        parse_addr_port_with(s, Protocol::Tcp, &Table)
+    }
+
     #[test]
     fn addr_port_forms() {
         assert_eq!(
-            parse_addr_port("10.1.2.3:8080").unwrap(),
+            num("10.1.2.3:8080").unwrap(),
             ("10.1.2.3".parse().unwrap(), Some(8080))
         );
         assert_eq!(
-            parse_addr_port("10.1.2.3").unwrap(),
+            num("10.1.2.3").unwrap(),
             ("10.1.2.3".parse().unwrap(), None)
         );
         assert_eq!(
-            parse_addr_port("[fe80::1]").unwrap(),
+            num("[fe80::1]").unwrap(),
             ("fe80::1".parse().unwrap(), None)
         );
         assert_eq!(
-            parse_addr_port("2001:db8::1").unwrap(),
+            num("2001:db8::1").unwrap(),
             ("2001:db8::1".parse().unwrap(), None)
         );
-        assert!(parse_addr_port("").is_err());
-        assert!(parse_addr_port("[::1]x").is_err());
-        assert!(parse_addr_port("1.2.3.4:").is_err());
-        assert!(parse_addr_port("1.2.3.4:+80").is_err());
+        assert!(num("").is_err());
+        assert!(num("[::1]x").is_err());
+        assert!(num("1.2.3.4:").is_err());
+        assert!(num("1.2.3.4:+80").is_err());
+    }
+
+    #[test]
+    fn addr_port_names_as_ipvsadm() {
+        let tcp = |s: &str| parse_addr_port_with(s, Protocol::Tcp, &Table);
+        let udp = |s: &str| parse_addr_port_with(s, Protocol::Udp, &Table);
+        let lo = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        assert_eq!(tcp("localhost:http").unwrap(), (lo, Some(80)));
+        assert_eq!(tcp("localhost:www").unwrap(), (lo, Some(80)));
+        assert_eq!(tcp("localhost").unwrap(), (lo, None));
+        assert_eq!(
+            tcp("lb-1.example:80").unwrap(),
+            ("10.0.100.1".parse().unwrap(), Some(80))
+        );
+        assert_eq!(tcp("10.0.0.1:domain").unwrap().1, Some(53));
+        assert_eq!(tcp("[2001:db8::1]:http").unwrap().1, Some(80));
+        assert_eq!(udp("localhost:domain").unwrap().1, Some(53));
+        let e = udp("localhost:http").unwrap_err();
+        assert!(e.contains("not a number, nor a udp service"), "{e}");
+        let e = tcp("nosuch.example:80").unwrap_err();
+        assert!(
+            e.contains("'nosuch.example' is neither a numeric address nor a host name"),
+            "{e}"
+        );
+        // Numeric-looking strings are never looked up.
+        let e = tcp("10.0.0.300:80").unwrap_err();
+        assert_eq!(e, "'10.0.0.300' is not a valid IPv4 address");
+        assert!(tcp("localhost:99999").unwrap_err().contains("0-65535"));
+        assert!(tcp("localhost:a b").is_err());
     }
 }

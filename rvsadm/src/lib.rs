@@ -11,5 +11,6 @@ pub mod error;
 pub mod msg;
 pub mod netlink;
 pub mod output;
+pub mod resolve;
 pub mod types;
 pub mod uapi;

@@ -444,10 +444,10 @@ pub static OPTS: &[Opt] = &[
             "with -f: the mark service is IPv6 (its\n\
              packets and real servers are IPv6)",
         ),
-        note: "ADDR is a numeric IPv4 or IPv6 address (host names are not resolved);\n\
-               IPv6 with a port is written [ADDR]:PORT. PORT is a number (service\n\
-               names are not resolved); a missing port means 0 (all ports), which\n\
-               needs -p.",
+        note: "ADDR is an IPv4 or IPv6 address, or a host name (its first IPv4\n\
+               address); IPv6 with a port is written [ADDR]:PORT. PORT is a number\n\
+               or a service name of /etc/services (-t localhost:http); a missing\n\
+               port means 0 (all ports), which needs -p.",
         role: Role::Option(SERVICE),
         report: 4,
         ..OPT

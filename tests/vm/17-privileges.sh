@@ -206,7 +206,10 @@ adm "$X" -L -n -u $VIP:53 >/dev/null 2>&1 && fail "UDP $VIP:53 (only in the cont
 assert_eq "$(adm "$LB" -L --timeout | norm)" "Timeout (tcp tcpfin udp): 444 1555 66" "the container's timeouts"
 assert_eq "$(adm "$X" -L --timeout | norm)" "Timeout (tcp tcpfin udp): 111 1222 33" "$X's timeouts"
 assert_eq "$("$ADM" -L --timeout | norm)" "Timeout (tcp tcpfin udp): 900 120 300" "init_net's timeouts"
-# GET_CONN: connections made through the container's director above.
+# GET_CONN: connections made through the container's director just now
+# (those of the balance check above may have left in TIME_WAIT's 120 s,
+# which --set does not change, on a slow kernel).
+lb_names "$CL" tcp $VIP 80 6 >/dev/null
 conns() { "$@" -L -n -c | grep -c "$CIP" ; }
 n_lb=$(conns adm "$LB") n_x=$(conns adm "$X") n_init=$(conns "$ADM")
 log "connections from $CIP listed: container $n_lb, $X $n_x, init_net $n_init"
@@ -214,7 +217,8 @@ log "connections from $CIP listed: container $n_lb, $X $n_x, init_net $n_init"
 assert_eq "$n_x" 0 "connections listed in $X"
 assert_eq "$n_init" 0 "connections listed in init_net"
 if [ $uns_ok = 1 ]; then
-  assert_eq "$(conns uns "$adm_bin")" "$n_lb" "connections seen by the user namespace's root"
+  n_uns=$(conns uns "$adm_bin")
+  [ "$n_uns" -ge 6 ] || fail "the user namespace's root sees $n_uns connections, expected >= 6"
 fi
 if [ "$ADM" = rvsadm ]; then
   # GET_DEST dump (raw netlink) for a service that exists only in X.

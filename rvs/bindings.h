@@ -31,6 +31,7 @@
 #include <linux/notifier.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
+#include <linux/sysctl.h>
 
 #include "uapi/rvs.h"
 #include "helpers.h"

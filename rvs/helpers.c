@@ -664,9 +664,22 @@ struct proc_dir_entry *rvs_proc_net_dir(struct net *net)
 	return net->proc_net;
 }
 
-struct net *rvs_seq_file_net(struct seq_file *seq)
+struct net *rvs_seq_file_single_net(struct seq_file *seq)
 {
 	return seq_file_single_net(seq);
+}
+
+struct proc_dir_entry *rvs_proc_create_net_seq(const char *name,
+					       struct proc_dir_entry *parent,
+					       const struct seq_operations *ops)
+{
+	return proc_create_net(name, 0444, parent, ops,
+			       sizeof(struct seq_net_private));
+}
+
+struct net *rvs_seq_file_net(struct seq_file *seq)
+{
+	return seq_file_net(seq);
 }
 
 /* modules refused by name (rvs/sys/modwatch.rs) */

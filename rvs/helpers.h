@@ -145,6 +145,11 @@ void rvs_dst_cache_reset(struct dst_cache *cache);
 struct proc_dir_entry;
 struct seq_file;
 struct proc_dir_entry *rvs_proc_net_dir(struct net *net);
+struct seq_operations;
+struct net *rvs_seq_file_single_net(struct seq_file *seq);
+struct proc_dir_entry *rvs_proc_create_net_seq(const char *name,
+					       struct proc_dir_entry *parent,
+					       const struct seq_operations *ops);
 struct net *rvs_seq_file_net(struct seq_file *seq);
 bool rvs_module_is(const void *module, const char *name);
 int rvs_notifier_from_errno(int err);

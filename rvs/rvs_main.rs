@@ -30,6 +30,7 @@ pub mod rvs_core {
     pub mod icmp;
     pub mod nlattr;
     pub mod packet;
+    pub mod procconn;
     pub mod procfmt;
     pub mod proto;
     pub mod sched;

@@ -35,6 +35,7 @@ pub mod hash;
 pub mod icmp;
 pub mod nlattr;
 pub mod packet;
+pub mod procconn;
 pub mod procfmt;
 pub mod proto;
 pub mod sched;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The text of IPVS's `/proc/net/ip_vs` and `/proc/net/ip_vs_stats`, byte
-//! for byte (net/netfilter/ipvs/ip_vs_ctl.c, `ip_vs_info_seq_show` and
-//! `ip_vs_stats_show`), for the tools that parse it: Prometheus
+//! The text of IPVS's `/proc/net/ip_vs`, `/proc/net/ip_vs_stats` and
+//! `/proc/net/ip_vs_stats_percpu`, byte for byte
+//! (net/netfilter/ipvs/ip_vs_ctl.c, `ip_vs_info_seq_show`,
+//! `ip_vs_stats_show`, `ip_vs_stats_percpu_show`), for the tools that parse it: Prometheus
 //! node_exporter's ipvs collector, scripts that predate netlink.
 //!
 //! Pure formatting into any [`core::fmt::Write`]; the kernel side walks
@@ -69,7 +70,7 @@ pub struct ProcService<'a> {
 }
 
 /// IPVS's `%pI6`: eight groups of four lower-case hex digits.
-struct Ipv6Full<'a>(&'a [u8; 16]);
+pub(crate) struct Ipv6Full<'a>(pub(crate) &'a [u8; 16]);
 
 impl fmt::Display for Ipv6Full<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -89,7 +90,7 @@ impl fmt::Display for Ipv6Full<'_> {
 
 /// The first four bytes of a 16-byte address as IPVS prints an IPv4
 /// address (`%08X` of its host-order value).
-fn v4_hex(addr: &[u8; 16]) -> u32 {
+pub(crate) fn v4_hex(addr: &[u8; 16]) -> u32 {
     match addr {
         [a, b, c, d, ..] => u32::from_be_bytes([*a, *b, *c, *d]),
     }
@@ -167,6 +168,7 @@ pub fn dest_line(out: &mut impl Write, d: &ProcDest<'_>) -> fmt::Result {
 /// Totals and rates of a namespace, as `/proc/net/ip_vs_stats` shows them
 /// (the fields are the counters and rates of `-L --stats` / `--rate`).
 #[allow(missing_docs)]
+#[derive(Default)]
 pub struct ProcStats {
     pub conns: u64,
     pub inpkts: u64,
@@ -193,6 +195,48 @@ pub fn stats(out: &mut impl Write, s: &ProcStats) -> fmt::Result {
     writeln!(
         out,
         "{:8X} {:8X} {:8X} {:16X} {:16X}",
+        s.cps, s.inpps, s.outpps, s.inbps, s.outbps
+    )
+}
+
+/// The counts of one CPU, or the total, in `/proc/net/ip_vs_stats_percpu`.
+#[allow(missing_docs)]
+#[derive(Clone, Copy, Default)]
+pub struct ProcCounts {
+    pub conns: u64,
+    pub inpkts: u64,
+    pub outpkts: u64,
+    pub inbytes: u64,
+    pub outbytes: u64,
+}
+
+/// The two title lines of `/proc/net/ip_vs_stats_percpu`.
+pub fn percpu_header(out: &mut impl Write) -> fmt::Result {
+    out.write_str("       Total Incoming Outgoing         Incoming         Outgoing\n")?;
+    out.write_str("CPU    Conns  Packets  Packets            Bytes            Bytes\n")
+}
+
+/// One CPU's line of `/proc/net/ip_vs_stats_percpu`: its raw counts.
+pub fn percpu_line(out: &mut impl Write, cpu: u32, c: &ProcCounts) -> fmt::Result {
+    writeln!(
+        out,
+        "{:3X} {:8X} {:8X} {:8X} {:16X} {:16X}",
+        cpu, c.conns, c.inpkts, c.outpkts, c.inbytes, c.outbytes
+    )
+}
+
+/// The end of `/proc/net/ip_vs_stats_percpu`: the totals since the last
+/// zeroing (`s`'s counts) and the rates.
+pub fn percpu_footer(out: &mut impl Write, s: &ProcStats) -> fmt::Result {
+    writeln!(
+        out,
+        "  ~ {:8X} {:8X} {:8X} {:16X} {:16X}\n",
+        s.conns, s.inpkts, s.outpkts, s.inbytes, s.outbytes
+    )?;
+    out.write_str("     Conns/s   Pkts/s   Pkts/s          Bytes/s          Bytes/s\n")?;
+    writeln!(
+        out,
+        "    {:8X} {:8X} {:8X} {:16X} {:16X}",
         s.cps, s.inpps, s.outpps, s.inbps, s.outbps
     )
 }
@@ -354,6 +398,47 @@ mod tests {
              \n\
              \x20Conns/s   Pkts/s   Pkts/s          Bytes/s          Bytes/s\n\
              \x20      1        A        7              384              258\n"
+        );
+    }
+
+    #[test]
+    fn percpu_file() {
+        let mut o = String::new();
+        percpu_header(&mut o).unwrap();
+        let c = ProcCounts {
+            conns: 3,
+            inpkts: 40,
+            outpkts: 20,
+            inbytes: 5000,
+            outbytes: 0xfff,
+        };
+        percpu_line(&mut o, 0, &c).unwrap();
+        percpu_line(&mut o, 17, &ProcCounts::default()).unwrap();
+        let tot = ProcStats {
+            conns: 3,
+            inpkts: 40,
+            outpkts: 20,
+            inbytes: 5000,
+            outbytes: 0xfff,
+            cps: 0,
+            inpps: 2,
+            outpps: 1,
+            inbps: 250,
+            outbps: 0x80,
+        };
+        percpu_footer(&mut o, &tot).unwrap();
+        // "%3X %8LX %8LX %8LX %16LX %16LX\n" per CPU, then
+        // "  ~ %8LX ..\n\n", the rates title and "    %8LX ...\n".
+        assert_eq!(
+            o,
+            "       Total Incoming Outgoing         Incoming         Outgoing\n\
+             CPU    Conns  Packets  Packets            Bytes            Bytes\n\
+             \x20 0        3       28       14             1388              FFF\n\
+             \x2011        0        0        0                0                0\n\
+             \x20 ~        3       28       14             1388              FFF\n\
+             \n\
+             \x20    Conns/s   Pkts/s   Pkts/s          Bytes/s          Bytes/s\n\
+             \x20          0        2        1               FA               80\n"
         );
     }
 }

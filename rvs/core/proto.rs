@@ -163,12 +163,19 @@ fn event(f: TcpFlags) -> Option<Event> {
 
 /// Whether a client segment with `flags` that matches an entry in `state`
 /// opens a new connection instead of continuing the entry's: a SYN after
-/// the old connection ended (TIME_WAIT or CLOSE), its client port reused.
-/// The new connection is scheduled afresh, as IPVS does with its default
-/// `conn_reuse_mode` (1); otherwise the SYN would follow the old entry to
-/// its server, even one deleted since.
-pub fn syn_reopens(state: TcpState, flags: TcpFlags) -> bool {
-    flags.syn && !flags.ack && !flags.rst && matches!(state, TcpState::TimeWait | TcpState::Close)
+/// the old connection ended, its client port reused. The new connection
+/// is scheduled afresh, as IPVS does by its `conn_reuse_mode`: any
+/// non-zero mode when the old one is in TIME_WAIT or CLOSE, bit 2 also in
+/// FIN_WAIT when no reply was seen (`no_reply`: the last state Direct
+/// Routing sees); with 0 the SYN follows the old entry to its server.
+pub fn syn_reopens(state: TcpState, flags: TcpFlags, reuse_mode: u32, no_reply: bool) -> bool {
+    let plain_syn = flags.syn && !flags.ack && !flags.rst;
+    let ended = match state {
+        TcpState::TimeWait | TcpState::Close => true,
+        TcpState::FinWait => reuse_mode & 2 != 0 && no_reply,
+        _ => false,
+    };
+    reuse_mode != 0 && plain_syn && ended
 }
 
 /// Next TCP state after a segment with `flags` travelling in `dir`, as
@@ -540,11 +547,17 @@ mod reopen_tests {
 
     #[test]
     fn only_a_plain_syn_on_an_ended_entry_reopens() {
+        let reopens = |s, f| syn_reopens(s, f, 1, true);
         for s in [TcpState::TimeWait, TcpState::Close] {
-            assert!(syn_reopens(s, flags(true, false, false)), "{s:?}");
-            assert!(!syn_reopens(s, flags(true, true, false)), "SYN-ACK {s:?}");
-            assert!(!syn_reopens(s, flags(true, false, true)), "SYN+RST {s:?}");
-            assert!(!syn_reopens(s, flags(false, true, false)), "ACK {s:?}");
+            assert!(reopens(s, flags(true, false, false)), "{s:?}");
+            assert!(!reopens(s, flags(true, true, false)), "SYN-ACK {s:?}");
+            assert!(!reopens(s, flags(true, false, true)), "SYN+RST {s:?}");
+            assert!(!reopens(s, flags(false, true, false)), "ACK {s:?}");
+            for mode in [2, 3] {
+                assert!(syn_reopens(s, flags(true, false, false), mode, false));
+            }
+            // conn_reuse_mode 0: the SYN follows the old entry.
+            assert!(!syn_reopens(s, flags(true, false, false), 0, true), "{s:?}");
         }
         for s in [
             TcpState::None,
@@ -557,8 +570,30 @@ mod reopen_tests {
             TcpState::Listen,
             TcpState::Synack,
         ] {
-            assert!(!syn_reopens(s, flags(true, false, false)), "{s:?}");
+            assert!(!reopens(s, flags(true, false, false)), "{s:?}");
         }
+    }
+
+    #[test]
+    fn reuse_mode_bit_2_reopens_fin_wait_without_replies() {
+        let syn = flags(true, false, false);
+        assert!(syn_reopens(TcpState::FinWait, syn, 2, true));
+        assert!(syn_reopens(TcpState::FinWait, syn, 3, true));
+        assert!(
+            !syn_reopens(TcpState::FinWait, syn, 3, false),
+            "a reply was seen"
+        );
+        assert!(
+            !syn_reopens(TcpState::FinWait, syn, 1, true),
+            "bit 2 not set"
+        );
+        assert!(!syn_reopens(
+            TcpState::FinWait,
+            flags(true, true, false),
+            2,
+            true
+        ));
+        assert!(!syn_reopens(TcpState::Established, syn, 3, true));
     }
 }
 

@@ -39,10 +39,17 @@ pub enum Setting {
     /// replies, so nftables NAT and conntrack matches see rvs's
     /// connections (1); untracked as by default in IPVS (0).
     Conntrack = 5,
+    /// `conn_reuse_mode`: what a SYN reusing the addresses and ports of an
+    /// entry whose connection ended does: bit 1 (value 1) schedules it
+    /// afresh when the old one is in TIME_WAIT or CLOSE, bit 2 (value 2)
+    /// also when it is in FIN_WAIT with no reply seen (Direct Routing and
+    /// tunnels see no reply); 0 sends it along the old entry (IPVS's knob
+    /// and default, 1).
+    ConnReuseMode = 6,
 }
 
 /// Number of settings (rows of [`SETTINGS`]).
-pub const COUNT: usize = 6;
+pub const COUNT: usize = 7;
 
 /// One row of the settings table.
 #[derive(Debug)]
@@ -126,6 +133,16 @@ pub static SETTINGS: [SettingSpec; COUNT] = [
         default: 0,
         range_msg: c"conntrack must be 0 or 1",
         help: "let conntrack and nftables NAT see forwarded connections",
+    },
+    SettingSpec {
+        setting: Setting::ConnReuseMode,
+        name: "conn_reuse_mode",
+        attr: uapi::RVS_CMD_ATTR_CONN_REUSE_MODE,
+        min: 0,
+        max: 3,
+        default: 1,
+        range_msg: c"conn_reuse_mode is a bitmap of 1 and 2 (0 to 3)",
+        help: "reschedule a SYN reusing an ended connection's ports (bits 1, 2)",
     },
 ];
 
@@ -221,7 +238,7 @@ mod tests {
         let e = validate(spec, 2).unwrap_err();
         assert_eq!(e.errno, ERANGE);
         assert_eq!(e.msg, c"expire_nodest_conn must be 0 or 1");
-        assert_eq!(defaults(), [0, 0, 1 << 20, 0, 0, 0]);
+        assert_eq!(defaults(), [0, 0, 1 << 20, 0, 0, 0, 1]);
         assert_eq!(by_name("conntrack").map(|s| s.attr), Some(10));
         assert!(validate(Setting::Conntrack.spec(), 2).is_err());
         let max = Setting::ConnMax.spec();

@@ -91,7 +91,8 @@ uapi_consts! {
     RVS_CMD_ATTR_CONN_MAX: u16 = 11;
     RVS_CMD_ATTR_DROP_ENTRY: u16 = 12;
     RVS_CMD_ATTR_SECURE_TCP: u16 = 13;
-    RVS_CMD_ATTR_MAX: u16 = 13;
+    RVS_CMD_ATTR_CONN_REUSE_MODE: u16 = 14;
+    RVS_CMD_ATTR_MAX: u16 = 14;
 
     // enum rvs_svc_attr
     RVS_SVC_ATTR_UNSPEC: u16 = 0;

@@ -185,6 +185,18 @@ impl Conn {
         self.state.get().unwrap_or(TcpState::None)
     }
 
+    /// The state as IPVS names it in listings and `/proc/net/ip_vs_conn`
+    /// (`ip_vs_state_name`): a template's, UDP's one state, or TCP's.
+    pub(crate) fn state_name(&self) -> &'static str {
+        if self.template {
+            "ASSURED"
+        } else if self.tuple.protocol == crate::rvs_core::packet::IPPROTO_UDP {
+            "UDP"
+        } else {
+            self.state().name()
+        }
+    }
+
     /// Advances the state machine for a packet in direction `dir` and
     /// refreshes the expiry, keeping the server's active/inactive counts in
     /// step. Lock-free: concurrent packets of one connection and the

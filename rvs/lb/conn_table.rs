@@ -501,6 +501,19 @@ impl ConnTable {
     }
 }
 
+impl ConnTable {
+    /// Calls `f` on the live entries of chain `bucket` (a listing of one
+    /// chain at a time: `/proc/net/ip_vs_conn`).
+    pub(crate) fn for_each_in(&self, g: &ReadGuard, bucket: usize, mut f: impl FnMut(&ConnEntry)) {
+        let now = jiffies();
+        if let Some(chain) = self.chains.iter(g, bucket) {
+            for c in chain.filter(|c| c.is_live(now)) {
+                f(c);
+            }
+        }
+    }
+}
+
 impl Drop for ConnTable {
     fn drop(&mut self) {
         self.sweep_all();

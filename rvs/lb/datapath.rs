@@ -100,9 +100,15 @@ fn request(
     let mut one_packet = false;
     let mut found = conns.lookup_in(g, af, proto, &caddr, pkt.sport, &vaddr, pkt.dport);
     if let Some(c) = found {
-        if pkt.tcp.is_some_and(|f| proto::syn_reopens(c.state(), f)) {
+        let reuse_mode = ns.setting(Setting::ConnReuseMode);
+        // Only NAT sees replies; other methods' entries never do.
+        let no_reply = c.fwd != FwdMethod::Masq;
+        if pkt
+            .tcp
+            .is_some_and(|f| proto::syn_reopens(c.state(), f, reuse_mode, no_reply))
+        {
             // The client reuses the port of a connection that ended: a new
-            // connection, scheduled afresh (IPVS's conn_reuse_mode 1).
+            // connection, scheduled afresh (`conn_reuse_mode`).
             conns.expire_now(c);
             found = None;
         } else {
@@ -220,6 +226,7 @@ fn request(
     let len = skb.len();
     conn.dest.stats.count_in(len, new_conn);
     conn.svc.stats.count_in(len, new_conn);
+    ns.tot_stats.count_in(len, new_conn);
     let tracking = match (ns.setting(Setting::Conntrack) != 0, one_packet) {
         (false, _) => xmit::Tracking::Off,
         (true, false) => xmit::Tracking::On,
@@ -265,11 +272,14 @@ fn dest_port(svc: &Service, dest: &Dest, pkt_dport: u16) -> u16 {
 /// then scheduled like a new connection's first (a TCP segment that is
 /// not a SYN goes to the local stack, which answers with a reset). With 1
 /// a new TCP connection (SYN) reusing the addresses and ports of one whose
-/// server is quiesced (weight 0) also ends the old one.
+/// server is quiesced (weight 0) also ends the old one, unless
+/// `conn_reuse_mode` is 0.
 fn nodest(ns: &NetState, conns: &ConnTable, c: &ConnEntry, pkt: &Packet) -> Nodest {
     let removed = c.dest.is_removed();
     let syn = pkt.tcp.is_some_and(|f| f.syn && !f.ack && !f.rst);
-    let quiesced_reuse = syn && c.dest.weight() == 0;
+    // A reused port on a quiesced server is rescheduled only while port
+    // reuse is handled at all (IPVS tests both under conn_reuse_mode).
+    let quiesced_reuse = syn && c.dest.weight() == 0 && ns.setting(Setting::ConnReuseMode) != 0;
     if !removed && !quiesced_reuse {
         return Nodest::Keep;
     }
@@ -543,6 +553,7 @@ fn reply(
     );
     conn.dest.stats.count_out(skb.len());
     conn.svc.stats.count_out(skb.len());
+    ns.tot_stats.count_out(skb.len());
     let vaddr = conn.tuple.vaddr;
     match xmit::nat_rewrite(&mut skb, pkt, xmit::Side::Source, &vaddr, conn.tuple.vport) {
         Ok(()) => Verdict::Accept,

@@ -20,4 +20,5 @@ pub(crate) mod service;
 pub(crate) mod service_table;
 pub(crate) mod state;
 pub(crate) mod stats;
+pub(crate) mod sysctls;
 pub(crate) mod xmit;

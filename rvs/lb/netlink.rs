@@ -285,6 +285,10 @@ fn zero(req: &Request<'_>) -> Result {
         None => None,
     };
     let mut ctl = ns.lock();
+    if key.is_none() {
+        // As IPVS's zeroing of everything: the namespace's totals too.
+        ns.tot_stats.zero();
+    }
     ns.services
         .zero(&mut ctl, key.as_ref())
         .map_err(|e| fail_model(req, e))
@@ -333,14 +337,7 @@ fn put_stats(msg: &Msg, kind: u16, stats: &Stats) -> Result {
 
 fn put_conn(msg: &Msg, c: &Conn) -> Result {
     let t = &c.tuple;
-    // Templates show as IPVS shows them in /proc/net/ip_vs_conn.
-    let state = if c.template {
-        "ASSURED"
-    } else if t.protocol == crate::rvs_core::packet::IPPROTO_UDP {
-        "UDP"
-    } else {
-        c.state().name()
-    };
+    let state = c.state_name();
     msg.nested(RVS_CMD_ATTR_CONN, |msg| {
         msg.put_u16(RVS_CONN_ATTR_AF, t.af.to_u16())?;
         msg.put_u16(RVS_CONN_ATTR_PROTOCOL, u16::from(t.protocol))?;

@@ -1,20 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! IPVS's `/proc/net/ip_vs` of each namespace, with `ipvs_compat=1`: the
-//! service table in IPVS's text (`rvs_core::procfmt`), for the tools that
-//! read it instead of netlink (Prometheus node_exporter's ipvs collector).
+//! IPVS's files in each namespace's `/proc/net`, with `ipvs_compat=1`, in
+//! IPVS's text (`rvs_core::procfmt`, `rvs_core::procconn`), for the tools
+//! that read them instead of netlink: `ip_vs` (the service table) and
+//! `ip_vs_stats` (Prometheus node_exporter's ipvs collector),
+//! `ip_vs_stats_percpu`, `ip_vs_conn` (`ipvsadm -L -c`) and
+//! `ip_vs_conn_sync`; and the sysctl directory `net/ipv4/vs`
+//! (`crate::lb::sysctls`).
 //!
-//! C counterpart: `ip_vs_info_seq_show` in net/netfilter/ipvs/ip_vs_ctl.c.
+//! C counterparts: `ip_vs_info_seq_show`, `ip_vs_stats_show`,
+//! `ip_vs_stats_percpu_show` in net/netfilter/ipvs/ip_vs_ctl.c;
+//! `ip_vs_conn_seq_show`, `ip_vs_conn_sync_seq_show` in ip_vs_conn.c.
 
 #![forbid(unsafe_code)]
 
+use crate::lb::conn::ConnEntry;
 use crate::lb::state::{conn_tab_bits, NetState};
+use crate::lb::stats::Stats;
+use crate::lb::sysctls::IpVsSysctls;
 use crate::rvs_core::config::AddrFamily;
-use crate::rvs_core::procfmt::{self, ProcDest, ProcService};
+use crate::rvs_core::procconn::{self, ProcConn};
+use crate::rvs_core::procfmt::{self, ProcCounts, ProcDest, ProcService, ProcStats};
 use crate::rvs_core::uapi::{RVS_SVC_F_ONEPACKET, RVS_SVC_F_PERSISTENT};
 use crate::sys::netns::Net;
 use crate::sys::pernet::{Pernet, PernetId, PernetState};
-use crate::sys::procfs::{ProcFile, ProcShow, SeqText};
+use crate::sys::procfs::{ProcFile, ProcRecords, ProcShow, SeqText};
+use crate::sys::rcu::ReadGuard;
+use crate::sys::sysctl::SysctlDir;
 use crate::sys::time;
 use core::fmt;
 use core::sync::atomic::Ordering::Relaxed;
@@ -25,7 +37,8 @@ use kernel::prelude::*;
 /// (pernet exits run in reverse order), and the module's unload removes
 /// the files first, so a read never outlives the state it shows.
 pub(crate) struct IpVsProc {
-    _info: ProcFile,
+    _files: [ProcFile; 5],
+    _sysctls: SysctlDir,
 }
 
 static PROC_ID: PernetId<IpVsProc> = PernetId::new();
@@ -36,8 +49,23 @@ impl PernetState for IpVsProc {
     }
 
     fn new(net: &Net) -> Result<Pin<KBox<Self>>> {
-        let info = ProcFile::create::<IpVsInfo>(net, c"ip_vs")?;
-        Ok(KBox::pin(IpVsProc { _info: info }, GFP_KERNEL)?)
+        // Each file is removed on drop, so an error part-way removes those
+        // made before it.
+        let files = [
+            ProcFile::create::<IpVsInfo>(net, c"ip_vs")?,
+            ProcFile::create::<IpVsStats>(net, c"ip_vs_stats")?,
+            ProcFile::create::<IpVsStatsPercpu>(net, c"ip_vs_stats_percpu")?,
+            ProcFile::create_records::<IpVsConn>(net, c"ip_vs_conn")?,
+            ProcFile::create_records::<IpVsConnSync>(net, c"ip_vs_conn_sync")?,
+        ];
+        let sysctls = SysctlDir::register::<IpVsSysctls>(net)?;
+        Ok(KBox::pin(
+            IpVsProc {
+                _files: files,
+                _sysctls: sysctls,
+            },
+            GFP_KERNEL,
+        )?)
     }
 
     fn pre_exit(_this: &Pernet<Self>) {}
@@ -95,5 +123,147 @@ impl ProcShow for IpVsInfo {
             }
         }
         Ok(())
+    }
+}
+
+/// The totals and rates of `stats` as the stats files print them.
+fn proc_stats(stats: &Stats) -> ProcStats {
+    let t = stats.read();
+    let r = stats.rates();
+    ProcStats {
+        conns: t.conns,
+        inpkts: t.inpkts,
+        outpkts: t.outpkts,
+        inbytes: t.inbytes,
+        outbytes: t.outbytes,
+        cps: r.cps,
+        inpps: r.inpps,
+        outpps: r.outpps,
+        inbps: r.inbps,
+        outbps: r.outbps,
+    }
+}
+
+/// `/proc/net/ip_vs_stats`: the namespace's traffic since the last `-Z`.
+pub(crate) struct IpVsStats;
+
+impl ProcShow for IpVsStats {
+    fn show(net: &Net, out: &mut SeqText<'_>) -> fmt::Result {
+        match NetState::of(net) {
+            Some(ns) => procfmt::stats(out, &proc_stats(&ns.tot_stats)),
+            None => procfmt::stats(out, &ProcStats::default()),
+        }
+    }
+}
+
+/// `/proc/net/ip_vs_stats_percpu`: each CPU's raw counts, then the totals.
+pub(crate) struct IpVsStatsPercpu;
+
+impl ProcShow for IpVsStatsPercpu {
+    fn show(net: &Net, out: &mut SeqText<'_>) -> fmt::Result {
+        procfmt::percpu_header(out)?;
+        let Some(ns) = NetState::of(net) else {
+            return procfmt::percpu_footer(out, &ProcStats::default());
+        };
+        let mut res = Ok(());
+        ns.tot_stats.for_each_cpu(|cpu, t| {
+            if res.is_ok() {
+                res = procfmt::percpu_line(
+                    out,
+                    cpu,
+                    &ProcCounts {
+                        conns: t.conns,
+                        inpkts: t.inpkts,
+                        outpkts: t.outpkts,
+                        inbytes: t.inbytes,
+                        outbytes: t.outbytes,
+                    },
+                );
+            }
+        });
+        res?;
+        procfmt::percpu_footer(out, &proc_stats(&ns.tot_stats))
+    }
+}
+
+/// One connection as the connection files print it.
+fn proc_conn(c: &ConnEntry) -> ProcConn<'_> {
+    let t = &c.tuple;
+    ProcConn {
+        v6: t.af == AddrFamily::Inet6,
+        dest_v6: c.dest.af == AddrFamily::Inet6,
+        protocol: t.protocol,
+        caddr: &t.caddr,
+        cport: t.cport,
+        vaddr: &t.vaddr,
+        vport: t.vport,
+        daddr: &t.daddr,
+        dport: t.dport,
+        state: c.state_name(),
+        expires: c.expires_ms() / 1000,
+    }
+}
+
+/// The number of chains of `net`'s connection table (0 before its first
+/// service).
+fn conn_slots(net: &Net) -> usize {
+    NetState::of(net)
+        .and_then(|ns| ns.conns())
+        .map_or(0, |c| c.size() as usize)
+}
+
+/// Writes `line` for each live connection of chain `slot`, under RCU.
+fn show_chain(
+    net: &Net,
+    slot: usize,
+    out: &mut SeqText<'_>,
+    line: impl Fn(&mut SeqText<'_>, &ProcConn<'_>) -> fmt::Result,
+) -> fmt::Result {
+    let Some(conns) = NetState::of(net).and_then(|ns| ns.conns()) else {
+        return Ok(());
+    };
+    let g = ReadGuard::new();
+    let mut res = Ok(());
+    conns.for_each_in(&g, slot, |c| {
+        if res.is_ok() {
+            res = line(out, &proc_conn(c));
+        }
+    });
+    res
+}
+
+/// `/proc/net/ip_vs_conn`: every connection and persistence template,
+/// read one chain at a time.
+pub(crate) struct IpVsConn;
+
+impl ProcRecords for IpVsConn {
+    fn header(out: &mut SeqText<'_>) -> fmt::Result {
+        procconn::conn_header(out)
+    }
+
+    fn slots(net: &Net) -> usize {
+        conn_slots(net)
+    }
+
+    fn show_slot(net: &Net, slot: usize, out: &mut SeqText<'_>) -> fmt::Result {
+        show_chain(net, slot, out, |o, c| procconn::conn_line(o, c))
+    }
+}
+
+/// `/proc/net/ip_vs_conn_sync`: the same with each entry's origin. Until
+/// rvs takes part in connection sync, every entry is LOCAL.
+pub(crate) struct IpVsConnSync;
+
+impl ProcRecords for IpVsConnSync {
+    fn header(out: &mut SeqText<'_>) -> fmt::Result {
+        procconn::conn_sync_header(out)
+    }
+
+    fn slots(net: &Net) -> usize {
+        conn_slots(net)
+    }
+
+    fn show_slot(net: &Net, slot: usize, out: &mut SeqText<'_>) -> fmt::Result {
+        show_chain(net, slot, out, |o, c| procconn::conn_sync_line(o, c, false))
     }
 }

@@ -15,6 +15,7 @@
 use crate::lb::conn::Limits;
 use crate::lb::conn_table::ConnTable;
 use crate::lb::service_table::Services;
+use crate::lb::stats::Stats;
 use crate::rvs_core::config::AddrFamily;
 use crate::rvs_core::proto::Timeouts;
 use crate::rvs_core::settings::{self, Setting};
@@ -55,6 +56,9 @@ pub(crate) struct NetState {
     conns: SetOnce<ConnTable>,
     /// Virtual services and their real servers.
     pub(crate) services: Services,
+    /// Traffic of every service of the namespace, kept when a service
+    /// goes (IPVS's `tot_stats`: `/proc/net/ip_vs_stats`).
+    pub(crate) tot_stats: Stats,
     /// Connection timeouts (`--set`), read per packet.
     pub(crate) timeouts: RcuCell<Timeouts>,
     /// Runtime settings (`--set-option`), one per row of
@@ -180,8 +184,11 @@ impl NetState {
         if let Some(last) = this.last_estimate.get(half) {
             let now = time::jiffies();
             let elapsed = now.wrapping_sub(last.swap(now, Ordering::Relaxed));
-            this.services
-                .estimate(half, elapsed, time::secs_to_jiffies(1));
+            let hz = time::secs_to_jiffies(1);
+            this.services.estimate(half, elapsed, hz);
+            if half == 0 {
+                this.tot_stats.estimate(elapsed, hz);
+            }
         }
         Self::schedule_gc(this);
     }
@@ -194,11 +201,13 @@ impl PernetState for NetState {
 
     fn new(_net: &Net) -> Result<Pin<KBox<Self>>> {
         let services = Services::new()?;
+        let tot_stats = Stats::new()?;
         let timeouts = RcuCell::new(Timeouts::default())?;
         KBox::pin_init(
             pin_init!(NetState {
                 conns: SetOnce::new(),
                 services,
+                tot_stats,
                 timeouts,
                 settings: settings::defaults().map(AtomicU32::new),
                 ctl <- WriterLock::new(new_mutex!(Ctl {}, "rvs_netns_ctl")),

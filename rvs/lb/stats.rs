@@ -66,6 +66,12 @@ impl Stats {
         self.pcpu.sum()
     }
 
+    /// Each possible CPU's raw counts, not zeroed (IPVS's
+    /// `/proc/net/ip_vs_stats_percpu` shows them so).
+    pub(crate) fn for_each_cpu(&self, f: impl FnMut(u32, Totals)) {
+        self.pcpu.for_each_cpu(f);
+    }
+
     /// Totals since the last zeroing.
     pub(crate) fn read(&self) -> Totals {
         let r = self.raw();

@@ -34,4 +34,5 @@ pub(crate) mod route;
 pub(crate) mod sched;
 pub(crate) mod skb;
 pub(crate) mod slab;
+pub(crate) mod sysctl;
 pub(crate) mod time;

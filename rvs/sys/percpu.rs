@@ -68,6 +68,19 @@ impl Counters {
     /// The sums over every CPU.
     pub(crate) fn sum(&self) -> Totals {
         let mut t = Totals::default();
+        self.for_each_cpu(|_, c| {
+            t.conns += c.conns;
+            t.inpkts += c.inpkts;
+            t.outpkts += c.outpkts;
+            t.inbytes += c.inbytes;
+            t.outbytes += c.outbytes;
+        });
+        t
+    }
+
+    /// Calls `f` with each possible CPU's number and its copy's counts,
+    /// in CPU order (IPVS's `/proc/net/ip_vs_stats_percpu`).
+    pub(crate) fn for_each_cpu(&self, mut f: impl FnMut(u32, Totals)) {
         // SAFETY: a query of the possible-CPU mask, nothing else.
         let mut cpu = unsafe { ffi::rvs_cpu_possible_next(-1) };
         while cpu >= 0 {
@@ -78,17 +91,19 @@ impl Counters {
             // adding to it meanwhile: each field is read once, with a
             // volatile load of its whole width (READ_ONCE), so a sum may
             // lag by the packets in flight but never sees a torn value.
-            unsafe {
-                t.conns += ptr::read_volatile(ptr::addr_of!((*c).conns));
-                t.inpkts += ptr::read_volatile(ptr::addr_of!((*c).inpkts));
-                t.outpkts += ptr::read_volatile(ptr::addr_of!((*c).outpkts));
-                t.inbytes += ptr::read_volatile(ptr::addr_of!((*c).inbytes));
-                t.outbytes += ptr::read_volatile(ptr::addr_of!((*c).outbytes));
-            }
+            let t = unsafe {
+                Totals {
+                    conns: ptr::read_volatile(ptr::addr_of!((*c).conns)),
+                    inpkts: ptr::read_volatile(ptr::addr_of!((*c).inpkts)),
+                    outpkts: ptr::read_volatile(ptr::addr_of!((*c).outpkts)),
+                    inbytes: ptr::read_volatile(ptr::addr_of!((*c).inbytes)),
+                    outbytes: ptr::read_volatile(ptr::addr_of!((*c).outbytes)),
+                }
+            };
+            f(cpu as u32, t);
             // SAFETY: as above.
             cpu = unsafe { ffi::rvs_cpu_possible_next(cpu) };
         }
-        t
     }
 }
 

@@ -95,6 +95,7 @@ enum rvs_attr {
 	RVS_CMD_ATTR_CONN_MAX,		/* 11: entries, 16..16777216 */
 	RVS_CMD_ATTR_DROP_ENTRY,	/* 12: percent of conn_max, 0 = off */
 	RVS_CMD_ATTR_SECURE_TCP,	/* 13: seconds, 0 = off */
+	RVS_CMD_ATTR_CONN_REUSE_MODE,	/* 14: bits 1 and 2, as IPVS's */
 	__RVS_CMD_ATTR_MAX,
 };
 #define RVS_CMD_ATTR_MAX (__RVS_CMD_ATTR_MAX - 1)

@@ -1,6 +1,6 @@
 #!/bin/bash
-# The expire_nodest_conn and expire_quiescent_template settings (IPVS's
-# sysctls of the same names; rvsadm --set-option), each value observed
+# The expire_nodest_conn, expire_quiescent_template and conn_reuse_mode
+# settings (IPVS's sysctls of the same names; rvsadm --set-option), each value observed
 # with real traffic:
 #  - expire_nodest_conn=0: the datagrams of a UDP flow whose real server
 #    was deleted are dropped until the flow times out;
@@ -12,6 +12,8 @@
 #    of a finished connection (TIME_WAIT on the director) whose server was
 #    deleted since gets a new connection to a remaining server (IPVS's
 #    conn_reuse_mode 1), instead of its SYNs being dropped.
+#  - conn_reuse_mode=0: such a SYN follows the old entry (to a quiesced
+#    server); =1: it is scheduled afresh.
 . "$(dirname "$0")/../lib.sh"
 adm_init rr
 topo_nat exp 2
@@ -95,4 +97,19 @@ log "its entry on the director: $state"
 adm_ok "$LB" -d -t $VIP:80 -r ${RIP[$gone]}:80
 got=$(ask_tcp 35000); log "same client port after deleting its server -> $got"
 assert_eq "$got" "rs$other" "a reused client port after its server was deleted"
-pass "expire_nodest_conn and expire_quiescent_template take effect; a reused port is rescheduled"
+
+# --- conn_reuse_mode ------------------------------------------------------
+# A client port reused after its connection ended, its server quiesced
+# (weight 0) since: with conn_reuse_mode 0 the SYN follows the old entry
+# to the quiesced server; with 1 (the default) it is scheduled afresh.
+adm_ok "$LB" -a -t $VIP:80 -r ${RIP[$gone]}:80 -m
+first=$(ask_tcp 36000); log "tcp from port 36000 -> $first"
+case "$first" in rs1) q=1 other=2 ;; rs2) q=2 other=1 ;; *) fail "no answer: $first" ;; esac
+adm_ok "$LB" -e -t $VIP:80 -r ${RIP[$q]}:80 -m -w 0
+set_opt conn_reuse_mode 0
+got=$(ask_tcp 36000); log "conn_reuse_mode=0, server quiesced, same client port -> $got"
+assert_eq "$got" "rs$q" "with conn_reuse_mode 0 a reused port follows its old entry"
+set_opt conn_reuse_mode 1
+got=$(ask_tcp 36000); log "conn_reuse_mode=1, same client port again -> $got"
+assert_eq "$got" "rs$other" "with conn_reuse_mode 1 a reused port is scheduled afresh"
+pass "expire_nodest_conn, expire_quiescent_template and conn_reuse_mode take effect; a reused port is rescheduled"

@@ -5,6 +5,9 @@
 #  - /proc/net/ip_vs_conn and ipvsadm -L -c (which reads it): each
 #    connection once, held or closed, in IPVS's text (hex addresses and ports, state,
 #    seconds left); ip_vs_conn_sync the same with its origin (LOCAL);
+#  - Prometheus node_exporter's ipvs collector reads /proc/net/ip_vs and
+#    ip_vs_stats: each real server's active and inactive connections and
+#    weight, the namespace's connections and packets;
 #  - /proc/net/ip_vs_stats: the namespace's connections and packets, in
 #    hex; ipvsadm -Z zeroes them;
 #  - /proc/net/ip_vs_stats_percpu: one line per possible CPU, whose sum is
@@ -45,10 +48,10 @@ pc=$(pcat ip_vs_conn) || fail "no /proc/net/ip_vs_conn in the director's namespa
 log "/proc/net/ip_vs_conn:"; printf '%s\n' "$pc" | sed 's/^/#   |/; s/$/|/' >&2
 assert_eq "$(printf '%s\n' "$pc" | sed -n 1p)" \
   "Pro FromIP   FPrt ToIP     TPrt DestIP   DPrt State       Expires PEName PEData" "ip_vs_conn title"
-# "%-3s %08X %04X %08X %04X %s %04X %-11s %7u%s\n": IPv4 lines are 66
+# "%-3s %08X %04X %08X %04X %s %04X %-11s %7u%s\n": IPv4 lines are 65
 # characters. The held ones are ESTABLISHED with about 900 s left, the
 # short ones closing or closed (as the FIN order fell).
-assert_eq "$(printf '%s\n' "$pc" | tail -n +2 | awk 'length($0) != 66' | wc -l)" 0 "ip_vs_conn lines not 66 characters wide"
+assert_eq "$(printf '%s\n' "$pc" | tail -n +2 | awk 'length($0) != 65' | wc -l)" 0 "ip_vs_conn lines not 65 characters wide"
 est=$(printf '%s\n' "$pc" | grep -E '^TCP 0A000002 [0-9A-F]{4} 0A006401 0050 0A00010[12] 0050 ESTABLISHED +[0-9]+$')
 assert_eq "$(printf '%s\n' "$est" | grep -c .)" 2 "ESTABLISHED lines in ip_vs_conn"
 assert_eq "$(printf '%s\n' "$est" | awk '{print $6}' | sort | tr '\n' ' ')" "0A000101 0A000102 " "their real servers"
@@ -63,6 +66,47 @@ log "ipvsadm -L -c -n:"; printf '%s\n' "$lc" | sed 's/^/#   /' >&2
 assert_eq "$(printf '%s\n' "$lc" | awk '$3 == "ESTABLISHED" && $5 == "10.0.100.1:80" {print $1, $6}' | sort | tr '\n' ' ')" \
   "TCP 10.0.1.1:80 TCP 10.0.1.2:80 " "ESTABLISHED connections in ipvsadm -L -c"
 assert_eq "$(printf '%s\n' "$lc" | grep -cE '^TCP .* 10\.0\.0\.2:[0-9]+ +10\.0\.100\.1:8[01] +10\.0\.1\.[12]:8[01]$')" 12 "connections in ipvsadm -L -c"
+
+# --- Prometheus node_exporter's ipvs collector ---------------------------
+# It parses /proc/net/ip_vs and /proc/net/ip_vs_stats of the namespace it
+# runs in (Debian's prometheus-node-exporter; only that collector).
+command -v prometheus-node-exporter >/dev/null ||
+  fail "prometheus-node-exporter not installed (qemu/install-deps installs it)"
+ip netns exec "$LB" prometheus-node-exporter --collector.disable-defaults --collector.ipvs \
+  --web.listen-address=127.0.0.1:9100 >"$TEST_TMP/node_exporter.log" 2>&1 &
+bg_track $!
+wait_listen "$LB" tcp 9100
+# metric NAME [LABEL=VALUE...]: the value of the one sample of NAME whose
+# labels include all those given.
+metric() {
+  ip netns exec "$LB" python3 - "$@" <<'PY'
+import re, sys, urllib.request
+name, want = sys.argv[1], dict(a.split("=", 1) for a in sys.argv[2:])
+text = urllib.request.urlopen("http://127.0.0.1:9100/metrics", timeout=10).read().decode()
+found = []
+for line in text.splitlines():
+    m = re.match(r'^([a-z_]+)(?:\{(.*)\})? (\S+)$', line)
+    if not m or m.group(1) != name:
+        continue
+    labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2) or ""))
+    if all(labels.get(k) == v for k, v in want.items()):
+        found.append(m.group(3))
+print(found[0] if len(found) == 1 else "found %d samples" % len(found))
+PY
+}
+for i in 1 2; do
+  be="local_address=10.0.100.1 remote_address=${RIP[$i]} proto=TCP"
+  assert_eq "$(metric node_ipvs_backend_connections_active $be local_port=80 remote_port=80)" 1 \
+    "node_exporter: rs$i's active connections on :80"
+  assert_eq "$(metric node_ipvs_backend_connections_inactive $be local_port=81 remote_port=81)" 5 \
+    "node_exporter: rs$i's inactive connections on :81"
+  assert_eq "$(metric node_ipvs_backend_weight $be local_port=80 remote_port=80)" 1 "node_exporter: rs$i's weight"
+done
+ne_conns() { metric node_ipvs_connections_total; }
+assert_eq "$(settled 12 ne_conns)" 12 "node_exporter: node_ipvs_connections_total"
+pk=$(metric node_ipvs_incoming_packets_total)
+log "node_exporter: node_ipvs_incoming_packets_total $pk"
+[ "${pk%%[!0-9]*}" -ge 36 ] 2>/dev/null || fail "node_exporter: incoming packets '$pk', expected at least 36"
 
 # --- /proc/net/ip_vs_conn_sync -------------------------------------------
 ps=$(pcat ip_vs_conn_sync) || fail "no /proc/net/ip_vs_conn_sync"

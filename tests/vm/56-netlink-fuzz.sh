@@ -4,7 +4,8 @@
 # requests to the RVS family from the director's namespace while clients
 # use a NAT service; every answer must be well formed (the runner fails the
 # test on any kernel splat). Afterwards a flush leaves no service, and a
-# fresh configuration balances traffic again. rvs only.
+# fresh configuration balances traffic again. Then the same at the "IPVS"
+# family (rvs reloaded with ipvs_compat=1), 20k messages. rvs only.
 #
 #   RVS_FUZZ_SEED=0x...  replay a seed; RVS_FUZZ_COUNT / RVS_FUZZ_SECONDS
 . "$(dirname "$0")/../lib.sh"
@@ -91,4 +92,27 @@ n=$(adm "$LB" -L -n | grep -cE '^(TCP|UDP)')
 assert_eq "$n" 0 "services listed after flush"
 config
 expect_balance "$CL" tcp $VIP 80 6 "rs1:3 rs2:3" "after fuzzing"
-pass "$sent messages fuzzed, every answer well formed; traffic balanced afterwards"
+
+# The "IPVS" family too: rvs reloaded with ipvs_compat=1, whose IPVS
+# commands are parsed as liberally as IPVS parses them (no strict
+# validation: other code paths). Fewer messages (20,000 by default).
+ipvs_count=${RVS_FUZZ_IPVS_COUNT:-20000}
+ipvs_secs=$(( fuzz_secs / 2 ))
+rmmod rvs || fail "rmmod rvs"
+insmod "$RVS_ROOT/rvs.ko" ipvs_compat=1 || fail "insmod rvs.ko ipvs_compat=1"
+_compat_loaded=1
+config
+log "rvs-nlfuzz --family IPVS --seed $seed --count $ipvs_count --seconds $ipvs_secs"
+out=$(ip netns exec "$LB" "$fuzz" --family IPVS --seed "$seed" --count "$ipvs_count" \
+  --seconds "$ipvs_secs" 2>&1)
+rc=$?
+printf '%s\n' "$out" | sed 's/^/#   /' >&2
+[ $rc = 0 ] || fail "rvs-nlfuzz --family IPVS failed (exit $rc, seed $seed)"
+isent=$(printf '%s\n' "$out" | sed -n 's/.* sent=\([0-9]*\) messages.*/\1/p')
+[ "${isent:-0}" -ge "$ipvs_count" ] ||
+  fail "only ${isent:-0} of $ipvs_count messages fuzzed at the IPVS family in $ipvs_secs s"
+rvs_loaded || fail "rvs.ko went away"
+adm_ok "$LB" -C
+config
+expect_balance "$CL" tcp $VIP 80 6 "rs1:3 rs2:3" "after fuzzing the IPVS family"
+pass "$sent messages fuzzed at RVS and $isent at IPVS, every answer well formed; traffic balanced afterwards"

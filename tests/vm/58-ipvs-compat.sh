@@ -5,7 +5,8 @@
 # error messages (ipvsadm prints them from the errno it gets) and balanced
 # traffic; and moby/ipvs's raw requests (tests/py/moby_requests.py). The
 # IPVS pass runs the same steps on ip_vs, which is what validates every
-# expected value below.
+# expected value below. Then pyroute2 (PyPI, its IPVS API) adds, dumps,
+# gets, edits and deletes a service and its real servers.
 #
 # On rvs only, first: "IPVS" is one name, so ip_vs cannot load beside rvs
 # with ipvs_compat=1, and rvs with ipvs_compat=1 cannot load beside ip_vs
@@ -167,6 +168,19 @@ expect_error "Scheduler or persistence engine not found" -A -t $VIP:81 -s nosuch
 got=$(lb_names "$CL" tcp $VIP 80 4 22000 | count_names)
 log "persistent service after restore: 4 requests -> $got"
 case $got in rs1:4 | rs2:4) ;; *) fail "persistence after restore: expected one server for all 4, got '$got'" ;; esac
+# pyroute2's IPVS API (tests/py/pyroute2_ipvs.py): what it adds, ipvsadm
+# lists; what it dumps, gets, edits and deletes, it checks.
+py2() { ip netns exec "$LB" python3 "$RVS_ROOT/tests/py/pyroute2_ipvs.py" "$@" $VIP ${RIP[1]} ${RIP[2]} 2>&1; }
+out=$(py2 add) || fail "pyroute2 add: $out"
+printf '%s\n' "$out" | sed 's/^/#   pyroute2: /' >&2
+assert_eq "$(ipv -L -n -t $VIP:8080 | tail -n +4 | awk '$1 == "->" {$0 = " " $1 " " $2 " " $3 " " $4} 1' | norm)" \
+  "TCP 10.0.100.1:8080 wlc
+ -> 10.0.1.1:8080 Masq 1
+ -> 10.0.1.2:8080 Masq 2" "ipvsadm's listing of what pyroute2 added"
+out=$(py2 check) || fail "pyroute2 check: $out"
+printf '%s\n' "$out" | sed 's/^/#   pyroute2: /' >&2
+ipv -L -n -t $VIP:8080 >/dev/null 2>&1 && fail "the service pyroute2 deleted is still listed"
+
 # moby/ipvs's requests (Docker swarm, kube-proxy), replayed byte for byte.
 out=$(ip netns exec "$LB" python3 "$RVS_ROOT/tests/py/moby_requests.py" 2>&1); rc=$?
 printf '%s\n' "$out" >&2

@@ -182,21 +182,36 @@ pub struct ProcStats {
     pub outbps: u64,
 }
 
+impl ProcStats {
+    fn counts(&self) -> [u64; 5] {
+        [
+            self.conns,
+            self.inpkts,
+            self.outpkts,
+            self.inbytes,
+            self.outbytes,
+        ]
+    }
+
+    fn rates(&self) -> [u64; 5] {
+        [self.cps, self.inpps, self.outpps, self.inbps, self.outbps]
+    }
+}
+
+/// One line of five values as the stats files print them, `lead` first:
+/// `%8LX %8LX %8LX %16LX %16LX`.
+fn five(out: &mut impl Write, lead: fmt::Arguments<'_>, v: [u64; 5]) -> fmt::Result {
+    let [a, b, c, d, e] = v;
+    writeln!(out, "{lead}{a:8X} {b:8X} {c:8X} {d:16X} {e:16X}")
+}
+
 /// The whole of `/proc/net/ip_vs_stats`.
 pub fn stats(out: &mut impl Write, s: &ProcStats) -> fmt::Result {
     out.write_str("   Total Incoming Outgoing         Incoming         Outgoing\n")?;
     out.write_str("   Conns  Packets  Packets            Bytes            Bytes\n")?;
-    writeln!(
-        out,
-        "{:8X} {:8X} {:8X} {:16X} {:16X}\n",
-        s.conns, s.inpkts, s.outpkts, s.inbytes, s.outbytes
-    )?;
-    out.write_str(" Conns/s   Pkts/s   Pkts/s          Bytes/s          Bytes/s\n")?;
-    writeln!(
-        out,
-        "{:8X} {:8X} {:8X} {:16X} {:16X}",
-        s.cps, s.inpps, s.outpps, s.inbps, s.outbps
-    )
+    five(out, format_args!(""), s.counts())?;
+    out.write_str("\n Conns/s   Pkts/s   Pkts/s          Bytes/s          Bytes/s\n")?;
+    five(out, format_args!(""), s.rates())
 }
 
 /// The counts of one CPU, or the total, in `/proc/net/ip_vs_stats_percpu`.
@@ -218,27 +233,16 @@ pub fn percpu_header(out: &mut impl Write) -> fmt::Result {
 
 /// One CPU's line of `/proc/net/ip_vs_stats_percpu`: its raw counts.
 pub fn percpu_line(out: &mut impl Write, cpu: u32, c: &ProcCounts) -> fmt::Result {
-    writeln!(
-        out,
-        "{:3X} {:8X} {:8X} {:8X} {:16X} {:16X}",
-        cpu, c.conns, c.inpkts, c.outpkts, c.inbytes, c.outbytes
-    )
+    let v = [c.conns, c.inpkts, c.outpkts, c.inbytes, c.outbytes];
+    five(out, format_args!("{cpu:3X} "), v)
 }
 
 /// The end of `/proc/net/ip_vs_stats_percpu`: the totals since the last
 /// zeroing (`s`'s counts) and the rates.
 pub fn percpu_footer(out: &mut impl Write, s: &ProcStats) -> fmt::Result {
-    writeln!(
-        out,
-        "  ~ {:8X} {:8X} {:8X} {:16X} {:16X}\n",
-        s.conns, s.inpkts, s.outpkts, s.inbytes, s.outbytes
-    )?;
-    out.write_str("     Conns/s   Pkts/s   Pkts/s          Bytes/s          Bytes/s\n")?;
-    writeln!(
-        out,
-        "    {:8X} {:8X} {:8X} {:16X} {:16X}",
-        s.cps, s.inpps, s.outpps, s.inbps, s.outbps
-    )
+    five(out, format_args!("  ~ "), s.counts())?;
+    out.write_str("\n     Conns/s   Pkts/s   Pkts/s          Bytes/s          Bytes/s\n")?;
+    five(out, format_args!("    "), s.rates())
 }
 
 #[cfg(test)]

@@ -55,8 +55,8 @@ impl PernetState for IpVsProc {
             ProcFile::create::<IpVsInfo>(net, c"ip_vs")?,
             ProcFile::create::<IpVsStats>(net, c"ip_vs_stats")?,
             ProcFile::create::<IpVsStatsPercpu>(net, c"ip_vs_stats_percpu")?,
-            ProcFile::create_records::<IpVsConn>(net, c"ip_vs_conn")?,
-            ProcFile::create_records::<IpVsConnSync>(net, c"ip_vs_conn_sync")?,
+            ProcFile::create_records::<IpVsConn<false>>(net, c"ip_vs_conn")?,
+            ProcFile::create_records::<IpVsConn<true>>(net, c"ip_vs_conn_sync")?,
         ];
         let sysctls = SysctlDir::register::<IpVsSysctls>(net)?;
         Ok(KBox::pin(
@@ -204,66 +204,43 @@ fn proc_conn(c: &ConnEntry) -> ProcConn<'_> {
     }
 }
 
-/// The number of chains of `net`'s connection table (0 before its first
-/// service).
-fn conn_slots(net: &Net) -> usize {
-    NetState::of(net)
-        .and_then(|ns| ns.conns())
-        .map_or(0, |c| c.size() as usize)
-}
+/// `/proc/net/ip_vs_conn` (`SYNC` false: every connection and persistence
+/// template) and `/proc/net/ip_vs_conn_sync` (`SYNC` true: the same with
+/// each entry's origin; every entry is LOCAL until rvs takes part in
+/// connection sync), read one chain at a time.
+pub(crate) struct IpVsConn<const SYNC: bool>;
 
-/// Writes `line` for each live connection of chain `slot`, under RCU.
-fn show_chain(
-    net: &Net,
-    slot: usize,
-    out: &mut SeqText<'_>,
-    line: impl Fn(&mut SeqText<'_>, &ProcConn<'_>) -> fmt::Result,
-) -> fmt::Result {
-    let Some(conns) = NetState::of(net).and_then(|ns| ns.conns()) else {
-        return Ok(());
-    };
-    let g = ReadGuard::new();
-    let mut res = Ok(());
-    conns.for_each_in(&g, slot, |c| {
-        if res.is_ok() {
-            res = line(out, &proc_conn(c));
+impl<const SYNC: bool> ProcRecords for IpVsConn<SYNC> {
+    fn header(out: &mut SeqText<'_>) -> fmt::Result {
+        if SYNC {
+            procconn::conn_sync_header(out)
+        } else {
+            procconn::conn_header(out)
         }
-    });
-    res
-}
-
-/// `/proc/net/ip_vs_conn`: every connection and persistence template,
-/// read one chain at a time.
-pub(crate) struct IpVsConn;
-
-impl ProcRecords for IpVsConn {
-    fn header(out: &mut SeqText<'_>) -> fmt::Result {
-        procconn::conn_header(out)
     }
 
     fn slots(net: &Net) -> usize {
-        conn_slots(net)
+        NetState::of(net)
+            .and_then(|ns| ns.conns())
+            .map_or(0, |c| c.size() as usize)
     }
 
     fn show_slot(net: &Net, slot: usize, out: &mut SeqText<'_>) -> fmt::Result {
-        show_chain(net, slot, out, |o, c| procconn::conn_line(o, c))
-    }
-}
-
-/// `/proc/net/ip_vs_conn_sync`: the same with each entry's origin. Until
-/// rvs takes part in connection sync, every entry is LOCAL.
-pub(crate) struct IpVsConnSync;
-
-impl ProcRecords for IpVsConnSync {
-    fn header(out: &mut SeqText<'_>) -> fmt::Result {
-        procconn::conn_sync_header(out)
-    }
-
-    fn slots(net: &Net) -> usize {
-        conn_slots(net)
-    }
-
-    fn show_slot(net: &Net, slot: usize, out: &mut SeqText<'_>) -> fmt::Result {
-        show_chain(net, slot, out, |o, c| procconn::conn_sync_line(o, c, false))
+        let Some(conns) = NetState::of(net).and_then(|ns| ns.conns()) else {
+            return Ok(());
+        };
+        let g = ReadGuard::new();
+        let mut res = Ok(());
+        conns.for_each_in(&g, slot, |c| {
+            if res.is_ok() {
+                let line = proc_conn(c);
+                res = if SYNC {
+                    procconn::conn_sync_line(out, &line, false)
+                } else {
+                    procconn::conn_line(out, &line)
+                };
+            }
+        });
+        res
     }
 }

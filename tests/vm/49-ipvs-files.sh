@@ -94,6 +94,11 @@ for line in text.splitlines():
 print(found[0] if len(found) == 1 else "found %d samples" % len(found))
 PY
 }
+ip netns exec "$LB" python3 -c '
+import urllib.request
+for l in urllib.request.urlopen("http://127.0.0.1:9100/metrics", timeout=10).read().decode().splitlines():
+    if l.startswith("node_ipvs"): print(l)' 2>&1 | sed 's/^/#   node_exporter: /' >&2
+pcat ip_vs | sed 's/^/#   ip_vs: /' >&2
 for i in 1 2; do
   be="local_address=10.0.100.1 remote_address=${RIP[$i]} proto=TCP"
   assert_eq "$(metric node_ipvs_backend_connections_active $be local_port=80 remote_port=80)" 1 \

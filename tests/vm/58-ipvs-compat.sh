@@ -173,7 +173,7 @@ case $got in rs1:4 | rs2:4) ;; *) fail "persistence after restore: expected one 
 py2() { ip netns exec "$LB" python3 "$RVS_ROOT/tests/py/pyroute2_ipvs.py" "$@" $VIP ${RIP[1]} ${RIP[2]} 2>&1; }
 out=$(py2 add) || fail "pyroute2 add: $out"
 printf '%s\n' "$out" | sed 's/^/#   pyroute2: /' >&2
-assert_eq "$(ipv -L -n -t $VIP:8080 | tail -n +4 | awk '$1 == "->" {$0 = " " $1 " " $2 " " $3 " " $4} 1' | norm)" \
+assert_eq "$(ipv -L -n -t $VIP:8080 | tail -n +3 | awk '$1 == "->" {$0 = " " $1 " " $2 " " $3 " " $4} 1' | norm)" \
   "TCP 10.0.100.1:8080 wlc
  -> 10.0.1.1:8080 Masq 1
  -> 10.0.1.2:8080 Masq 2" "ipvsadm's listing of what pyroute2 added"

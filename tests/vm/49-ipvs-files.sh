@@ -76,15 +76,23 @@ ip netns exec "$LB" prometheus-node-exporter --collector.disable-defaults --coll
   --web.listen-address=127.0.0.1:9100 >"$TEST_TMP/node_exporter.log" 2>&1 &
 bg_track $!
 wait_listen "$LB" tcp 9100
-# metric NAME [LABEL=VALUE...]: the value of the one sample of NAME whose
-# labels include all those given.
+# scrape: node_exporter's metrics now, into $TEST_TMP/metrics (one
+# consistent reading for the checks that follow).
+scrape() {
+  ip netns exec "$LB" python3 -c '
+import sys, urllib.request
+sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:9100/metrics", timeout=10).read().decode())' \
+    >"$TEST_TMP/metrics" || fail "cannot scrape node_exporter: $(tail -3 "$TEST_TMP/node_exporter.log")"
+}
+# metric NAME [LABEL=VALUE...]: the value of the one sample of NAME in the
+# last scrape whose labels include all those given.
 metric() {
-  ip netns exec "$LB" python3 - "$@" <<'PY'
-import re, sys, urllib.request
-name, want = sys.argv[1], dict(a.split("=", 1) for a in sys.argv[2:])
-text = urllib.request.urlopen("http://127.0.0.1:9100/metrics", timeout=10).read().decode()
+  python3 - "$TEST_TMP/metrics" "$@" <<'PY'
+import re, sys
+path, name = sys.argv[1], sys.argv[2]
+want = dict(a.split("=", 1) for a in sys.argv[3:])
 found = []
-for line in text.splitlines():
+for line in open(path).read().splitlines():
     m = re.match(r'^([a-z_]+)(?:\{(.*)\})? (\S+)$', line)
     if not m or m.group(1) != name:
         continue
@@ -94,10 +102,8 @@ for line in text.splitlines():
 print(found[0] if len(found) == 1 else "found %d samples" % len(found))
 PY
 }
-ip netns exec "$LB" python3 -c '
-import urllib.request
-for l in urllib.request.urlopen("http://127.0.0.1:9100/metrics", timeout=10).read().decode().splitlines():
-    if l.startswith("node_ipvs"): print(l)' 2>&1 | sed 's/^/#   node_exporter: /' >&2
+scrape
+grep '^node_ipvs' "$TEST_TMP/metrics" | sed 's/^/#   node_exporter: /' >&2
 pcat ip_vs | sed 's/^/#   ip_vs: /' >&2
 for i in 1 2; do
   be="local_address=10.0.100.1 remote_address=${RIP[$i]} proto=TCP"
@@ -107,7 +113,7 @@ for i in 1 2; do
     "node_exporter: rs$i's inactive connections on :81"
   assert_eq "$(metric node_ipvs_backend_weight $be local_port=80 remote_port=80)" 1 "node_exporter: rs$i's weight"
 done
-ne_conns() { metric node_ipvs_connections_total; }
+ne_conns() { scrape; metric node_ipvs_connections_total; }
 assert_eq "$(settled 12 ne_conns)" 12 "node_exporter: node_ipvs_connections_total"
 pk=$(metric node_ipvs_incoming_packets_total)
 log "node_exporter: node_ipvs_incoming_packets_total $pk"

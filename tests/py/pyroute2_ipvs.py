@@ -25,9 +25,14 @@ def svc(vip, **kw):
     return IPVSService(addr=vip, port=PORT, protocol=socket.IPPROTO_TCP, **kw)
 
 
+def call(f, *args):
+    """Runs one pyroute2 request to its end (its answer is a generator)."""
+    return list(f(*args))
+
+
 def ours(ipvs, vip):
     found = []
-    for m in ipvs.service("dump"):
+    for m in call(ipvs.service, "dump"):
         s = IPVSService.from_message(m)
         if s.get("addr") == vip and s.get("port") == PORT:
             found.append(s)
@@ -36,23 +41,23 @@ def ours(ipvs, vip):
 
 def dests(ipvs, vip):
     out = {}
-    for m in ipvs.dest("dump", service=svc(vip)):
+    for m in call(ipvs.dest, "dump", svc(vip)):
         d = IPVSDest.from_message(m)
         out[d["addr"]] = d
     return out
 
 
 def expect(what, got, want):
-    print("%s: %r" % (what, got))
+    print("%s: %r" % (what, got), flush=True)
     if got != want:
         sys.exit("%s: expected %r, got %r" % (what, want, got))
 
 
 def add(ipvs, vip, rip1, rip2):
-    ipvs.service("add", service=svc(vip))
-    ipvs.dest("add", service=svc(vip), dest=IPVSDest(addr=rip1, port=PORT, fwd_method=MASQ, weight=1))
-    ipvs.dest("add", service=svc(vip), dest=IPVSDest(addr=rip2, port=PORT, fwd_method=MASQ, weight=2))
-    print("added %s:%d with %s and %s" % (vip, PORT, rip1, rip2))
+    call(ipvs.service, "add", svc(vip))
+    call(ipvs.dest, "add", svc(vip), IPVSDest(addr=rip1, port=PORT, fwd_method=MASQ, weight=1))
+    call(ipvs.dest, "add", svc(vip), IPVSDest(addr=rip2, port=PORT, fwd_method=MASQ, weight=2))
+    print("added %s:%d with %s and %s" % (vip, PORT, rip1, rip2), flush=True)
 
 
 def check(ipvs, vip, rip1, rip2):
@@ -63,20 +68,20 @@ def check(ipvs, vip, rip1, rip2):
     expect("protocol", s.get("protocol"), socket.IPPROTO_TCP)
     expect("timeout", s.get("timeout"), 0)
     # A plain GET (not a dump) of the one service.
-    got = [IPVSService.from_message(m) for m in ipvs.service("get", service=svc(vip))]
+    got = [IPVSService.from_message(m) for m in call(ipvs.service, "get", svc(vip))]
     expect("GET of the service: its addresses", [(g.get("addr"), g.get("port")) for g in got], [(vip, PORT)])
     d = dests(ipvs, vip)
     expect("real servers", sorted(d), sorted([rip1, rip2]))
     expect("weights", [d[rip1].get("weight"), d[rip2].get("weight")], [1, 2])
     expect("forwarding", [d[r].get("fwd_method") for r in (rip1, rip2)], [MASQ, MASQ])
 
-    ipvs.service("set", service=svc(vip, sched_name="rr"))
+    call(ipvs.service, "set", svc(vip, sched_name="rr"))
     expect("scheduler after set", ours(ipvs, vip)[0].get("sched_name"), "rr")
-    ipvs.dest("set", service=svc(vip), dest=IPVSDest(addr=rip2, port=PORT, fwd_method=MASQ, weight=5))
+    call(ipvs.dest, "set", svc(vip), IPVSDest(addr=rip2, port=PORT, fwd_method=MASQ, weight=5))
     expect("rs2's weight after set", dests(ipvs, vip)[rip2].get("weight"), 5)
-    ipvs.dest("del", service=svc(vip), dest=IPVSDest(addr=rip1, port=PORT))
+    call(ipvs.dest, "del", svc(vip), IPVSDest(addr=rip1, port=PORT))
     expect("real servers after del", sorted(dests(ipvs, vip)), [rip2])
-    ipvs.service("del", service=svc(vip))
+    call(ipvs.service, "del", svc(vip))
     expect("services at %s:%d after del" % (vip, PORT), len(ours(ipvs, vip)), 0)
 
 

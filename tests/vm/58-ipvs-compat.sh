@@ -170,7 +170,7 @@ log "persistent service after restore: 4 requests -> $got"
 case $got in rs1:4 | rs2:4) ;; *) fail "persistence after restore: expected one server for all 4, got '$got'" ;; esac
 # pyroute2's IPVS API (tests/py/pyroute2_ipvs.py): what it adds, ipvsadm
 # lists; what it dumps, gets, edits and deletes, it checks.
-py2() { ip netns exec "$LB" python3 "$RVS_ROOT/tests/py/pyroute2_ipvs.py" "$@" $VIP ${RIP[1]} ${RIP[2]} 2>&1; }
+py2() { ip netns exec "$LB" timeout 120 python3 "$RVS_ROOT/tests/py/pyroute2_ipvs.py" "$@" $VIP ${RIP[1]} ${RIP[2]} 2>&1; }
 out=$(py2 add) || fail "pyroute2 add: $out"
 printf '%s\n' "$out" | sed 's/^/#   pyroute2: /' >&2
 assert_eq "$(ipv -L -n -t $VIP:8080 | tail -n +3 | awk '$1 == "->" {$0 = " " $1 " " $2 " " $3 " " $4} 1' | norm)" \

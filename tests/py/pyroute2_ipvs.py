@@ -66,14 +66,17 @@ def check(ipvs, vip, rip1, rip2):
     s = found[0]
     expect("scheduler", s.get("sched_name"), "wlc")
     expect("protocol", s.get("protocol"), socket.IPPROTO_TCP)
-    expect("timeout", s.get("timeout"), 0)
+    # from_message() leaves its defaults under the short names it does not
+    # map (timeout, fwd_method): the kernel's values are under the
+    # attribute names.
+    expect("timeout", s.get("IPVS_SVC_ATTR_TIMEOUT"), 0)
     # A plain GET (not a dump) of the one service.
     got = [IPVSService.from_message(m) for m in call(ipvs.service, "get", svc(vip))]
     expect("GET of the service: its addresses", [(g.get("addr"), g.get("port")) for g in got], [(vip, PORT)])
     d = dests(ipvs, vip)
     expect("real servers", sorted(d), sorted([rip1, rip2]))
     expect("weights", [d[rip1].get("weight"), d[rip2].get("weight")], [1, 2])
-    expect("forwarding", [d[r].get("fwd_method") for r in (rip1, rip2)], [MASQ, MASQ])
+    expect("forwarding", [d[r].get("IPVS_DEST_ATTR_FWD_METHOD") for r in (rip1, rip2)], [MASQ, MASQ])
 
     call(ipvs.service, "set", svc(vip, sched_name="rr"))
     expect("scheduler after set", ours(ipvs, vip)[0].get("sched_name"), "rr")

@@ -67,6 +67,14 @@ assert_eq "$(printf '%s\n' "$lc" | awk '$3 == "ESTABLISHED" && $5 == "10.0.100.1
   "TCP 10.0.1.1:80 TCP 10.0.1.2:80 " "ESTABLISHED connections in ipvsadm -L -c"
 assert_eq "$(printf '%s\n' "$lc" | grep -cE '^TCP .* 10\.0\.0\.2:[0-9]+ +10\.0\.100\.1:8[01] +10\.0\.1\.[12]:8[01]$')" 12 "connections in ipvsadm -L -c"
 
+# --- /proc/net/ip_vs_conn_sync -------------------------------------------
+ps=$(pcat ip_vs_conn_sync) || fail "no /proc/net/ip_vs_conn_sync"
+assert_eq "$(printf '%s\n' "$ps" | sed -n 1p)" \
+  "Pro FromIP   FPrt ToIP     TPrt DestIP   DPrt State       Origin Expires" "ip_vs_conn_sync title"
+assert_eq "$(printf '%s\n' "$ps" | grep -cE '^TCP 0A000002 [0-9A-F]{4} 0A006401 0050 0A00010[12] 0050 ESTABLISHED LOCAL  +[0-9]+$')" \
+  2 "ESTABLISHED LOCAL lines in ip_vs_conn_sync"
+assert_eq "$(printf '%s\n' "$ps" | wc -l)" 13 "lines in ip_vs_conn_sync"
+
 # --- Prometheus node_exporter's ipvs collector ---------------------------
 # It parses /proc/net/ip_vs and /proc/net/ip_vs_stats of the namespace it
 # runs in (Debian's prometheus-node-exporter; only that collector).
@@ -118,14 +126,6 @@ assert_eq "$(settled 12 ne_conns)" 12 "node_exporter: node_ipvs_connections_tota
 pk=$(metric node_ipvs_incoming_packets_total)
 log "node_exporter: node_ipvs_incoming_packets_total $pk"
 [ "${pk%%[!0-9]*}" -ge 36 ] 2>/dev/null || fail "node_exporter: incoming packets '$pk', expected at least 36"
-
-# --- /proc/net/ip_vs_conn_sync -------------------------------------------
-ps=$(pcat ip_vs_conn_sync) || fail "no /proc/net/ip_vs_conn_sync"
-assert_eq "$(printf '%s\n' "$ps" | sed -n 1p)" \
-  "Pro FromIP   FPrt ToIP     TPrt DestIP   DPrt State       Origin Expires" "ip_vs_conn_sync title"
-assert_eq "$(printf '%s\n' "$ps" | grep -cE '^TCP 0A000002 [0-9A-F]{4} 0A006401 0050 0A00010[12] 0050 ESTABLISHED LOCAL  +[0-9]+$')" \
-  2 "ESTABLISHED LOCAL lines in ip_vs_conn_sync"
-assert_eq "$(printf '%s\n' "$ps" | wc -l)" 13 "lines in ip_vs_conn_sync"
 
 # --- /proc/net/ip_vs_stats ----------------------------------------------
 # Twelve connections; the packets both ways (IPVS folds its per-CPU

@@ -185,13 +185,16 @@ for kv in conntrack=1 conn_reuse_mode=0 expire_nodest_conn=1 expire_quiescent_te
   assert_eq "$(vs "$k")" "$v" "net.ipv4.vs.$k after writing $v"
   if [ "${RVS_COMPAT:-0}" = 1 ]; then assert_eq "$(opt "$k")" "$v" "rvsadm -L --options $k after the sysctl"; fi
 done
-# Root of a user namespace that does not own the network namespace may
-# read but not write (CAP_NET_ADMIN over the namespace's owner is needed).
-out=$(ip netns exec "$LB" unshare -U -r sh -c 'echo 1 > /proc/sys/net/ipv4/vs/expire_nodest_conn' 2>&1) &&
+# Root of a user namespace that does not own the network namespace (made
+# by uid 65534, as a container's root) may read but not write: writing
+# needs CAP_NET_ADMIN over the namespace's owner. (Root of a user
+# namespace made by uid 0 is still uid 0 outside, and may write.)
+foreign() { ip netns exec "$LB" setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U -r "$@"; }
+out=$(foreign sh -c 'echo 1 > /proc/sys/net/ipv4/vs/expire_nodest_conn' 2>&1) &&
   fail "root of a foreign user namespace wrote net.ipv4.vs.expire_nodest_conn"
 log "write from a foreign user namespace: $out"
 assert_eq "$(vs expire_nodest_conn)" 0 "expire_nodest_conn after the refused write"
-got=$(ip netns exec "$LB" unshare -U -r cat /proc/sys/net/ipv4/vs/conn_reuse_mode) || fail "cannot read from a user namespace"
+got=$(foreign cat /proc/sys/net/ipv4/vs/conn_reuse_mode) || fail "cannot read from a user namespace"
 assert_eq "$got" 1 "conn_reuse_mode read from a foreign user namespace"
 
 if [ "${RVS_COMPAT:-0}" = 1 ]; then

@@ -226,7 +226,9 @@ fn request(
     let len = skb.len();
     conn.dest.stats.count_in(len, new_conn);
     conn.svc.stats.count_in(len, new_conn);
-    ns.tot_stats.count_in(len, new_conn);
+    if let Some(t) = &ns.tot_stats {
+        t.count_in(len, new_conn);
+    }
     let tracking = match (ns.setting(Setting::Conntrack) != 0, one_packet) {
         (false, _) => xmit::Tracking::Off,
         (true, false) => xmit::Tracking::On,
@@ -553,7 +555,9 @@ fn reply(
     );
     conn.dest.stats.count_out(skb.len());
     conn.svc.stats.count_out(skb.len());
-    ns.tot_stats.count_out(skb.len());
+    if let Some(t) = &ns.tot_stats {
+        t.count_out(skb.len());
+    }
     let vaddr = conn.tuple.vaddr;
     match xmit::nat_rewrite(&mut skb, pkt, xmit::Side::Source, &vaddr, conn.tuple.vport) {
         Ok(()) => Verdict::Accept,

@@ -285,9 +285,9 @@ fn zero(req: &Request<'_>) -> Result {
         None => None,
     };
     let mut ctl = ns.lock();
-    if key.is_none() {
+    if let (None, Some(t)) = (&key, &ns.tot_stats) {
         // As IPVS's zeroing of everything: the namespace's totals too.
-        ns.tot_stats.zero();
+        t.zero();
     }
     ns.services
         .zero(&mut ctl, key.as_ref())

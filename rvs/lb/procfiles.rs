@@ -149,8 +149,8 @@ pub(crate) struct IpVsStats;
 
 impl ProcShow for IpVsStats {
     fn show(net: &Net, out: &mut SeqText<'_>) -> fmt::Result {
-        match NetState::of(net) {
-            Some(ns) => procfmt::stats(out, &proc_stats(&ns.tot_stats)),
+        match NetState::of(net).and_then(|ns| ns.tot_stats.as_ref()) {
+            Some(t) => procfmt::stats(out, &proc_stats(t)),
             None => procfmt::stats(out, &ProcStats::default()),
         }
     }
@@ -162,11 +162,11 @@ pub(crate) struct IpVsStatsPercpu;
 impl ProcShow for IpVsStatsPercpu {
     fn show(net: &Net, out: &mut SeqText<'_>) -> fmt::Result {
         procfmt::percpu_header(out)?;
-        let Some(ns) = NetState::of(net) else {
+        let Some(tot) = NetState::of(net).and_then(|ns| ns.tot_stats.as_ref()) else {
             return procfmt::percpu_footer(out, &ProcStats::default());
         };
         let mut res = Ok(());
-        ns.tot_stats.for_each_cpu(|cpu, t| {
+        tot.for_each_cpu(|cpu, t| {
             if res.is_ok() {
                 res = procfmt::percpu_line(
                     out,
@@ -182,7 +182,7 @@ impl ProcShow for IpVsStatsPercpu {
             }
         });
         res?;
-        procfmt::percpu_footer(out, &proc_stats(&ns.tot_stats))
+        procfmt::percpu_footer(out, &proc_stats(tot))
     }
 }
 

@@ -57,8 +57,10 @@ pub(crate) struct NetState {
     /// Virtual services and their real servers.
     pub(crate) services: Services,
     /// Traffic of every service of the namespace, kept when a service
-    /// goes (IPVS's `tot_stats`: `/proc/net/ip_vs_stats`).
-    pub(crate) tot_stats: Stats,
+    /// goes (IPVS's `tot_stats`): only with `ipvs_compat=1`, whose
+    /// `/proc/net/ip_vs_stats` is its one reader, so that without it the
+    /// packet path counts nothing more.
+    pub(crate) tot_stats: Option<Stats>,
     /// Connection timeouts (`--set`), read per packet.
     pub(crate) timeouts: RcuCell<Timeouts>,
     /// Runtime settings (`--set-option`), one per row of
@@ -187,7 +189,9 @@ impl NetState {
             let hz = time::secs_to_jiffies(1);
             this.services.estimate(half, elapsed, hz);
             if half == 0 {
-                this.tot_stats.estimate(elapsed, hz);
+                if let Some(t) = &this.tot_stats {
+                    t.estimate(elapsed, hz);
+                }
             }
         }
         Self::schedule_gc(this);
@@ -201,7 +205,7 @@ impl PernetState for NetState {
 
     fn new(_net: &Net) -> Result<Pin<KBox<Self>>> {
         let services = Services::new()?;
-        let tot_stats = Stats::new()?;
+        let tot_stats = param::ipvs_compat().then(Stats::new).transpose()?;
         let timeouts = RcuCell::new(Timeouts::default())?;
         KBox::pin_init(
             pin_init!(NetState {

@@ -190,15 +190,16 @@ pub fn persistence_mask(af: AddrFamily, netmask: u32) -> [u8; 16] {
     m
 }
 
-/// Checks a service protocol (`-t` TCP = 6, `-u` UDP = 17) and returns it
-/// as the IP protocol number.
+/// Checks a service protocol (`-t` TCP = 6, `-u` UDP = 17,
+/// `--sctp-service` SCTP = 132) and returns it as the IP protocol number.
 pub fn validate_protocol(proto: u16) -> Result<u8, ConfigError> {
     match proto {
         6 => Ok(6),
         17 => Ok(17),
+        132 => Ok(132),
         _ => Err(ConfigError::new(
             EPROTONOSUPPORT,
-            c"protocol must be TCP or UDP",
+            c"protocol must be TCP, UDP or SCTP",
         )),
     }
 }
@@ -398,10 +399,11 @@ mod tests {
     fn protocol() {
         assert_eq!(validate_protocol(6), Ok(6));
         assert_eq!(validate_protocol(17), Ok(17));
-        for p in [0u16, 1, 50, 132, 256 + 6] {
+        assert_eq!(validate_protocol(132), Ok(132));
+        for p in [0u16, 1, 50, 133, 256 + 6, 256 + 132] {
             let e = validate_protocol(p).unwrap_err();
             assert_eq!(e.errno, EPROTONOSUPPORT);
-            assert_eq!(e.msg, c"protocol must be TCP or UDP");
+            assert_eq!(e.msg, c"protocol must be TCP, UDP or SCTP");
         }
     }
 

@@ -122,8 +122,8 @@ where
 pub const FULL_LOG_INTERVAL_SECS: u32 = 10;
 
 /// Whether an entry is embryonic (see the module documentation). `tcp`:
-/// the entry is TCP (else UDP); `in_pkts`: packets seen from the client,
-/// saturating.
+/// the entry is TCP (else UDP or SCTP, whose lone INIT is embryonic too);
+/// `in_pkts`: packets seen from the client, saturating.
 pub fn is_embryonic(tcp: bool, state: TcpState, in_pkts: u8) -> bool {
     if tcp {
         matches!(state, TcpState::None | TcpState::SynRecv | TcpState::Synack)

@@ -39,6 +39,7 @@ pub mod procconn;
 pub mod procfmt;
 pub mod proto;
 pub mod sched;
+pub mod sctp;
 pub mod settings;
 pub mod svcattr;
 pub mod tunnel;

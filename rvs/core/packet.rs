@@ -28,6 +28,8 @@ use super::proto::TcpFlags;
 pub const IPPROTO_TCP: u8 = 6;
 /// IP protocol number of UDP.
 pub const IPPROTO_UDP: u8 = 17;
+/// IP protocol number of SCTP.
+pub const IPPROTO_SCTP: u8 = 132;
 
 /// IPv6 extension header numbers the parser skips or recognises.
 const NEXTHDR_HOP: u8 = 0;
@@ -474,10 +476,11 @@ pub fn tcp_header_len(l4: &[u8]) -> Result<usize, ParseError> {
     Ok(doff)
 }
 
-/// Reads the ports of a TCP or UDP header at the start of `l4`.
+/// Reads the ports of a TCP, UDP or SCTP header at the start of `l4`.
 ///
 /// TCP needs its full header (data offset >= 5, all of it present); UDP its
-/// 8 bytes. Other protocols give [`ParseError::UnsupportedProto`].
+/// 8 bytes; SCTP its 12-byte common header. Other protocols give
+/// [`ParseError::UnsupportedProto`].
 pub fn parse_l4_ports(l4: &[u8], proto: u8) -> Result<Ports, ParseError> {
     match proto {
         IPPROTO_TCP => {
@@ -485,6 +488,11 @@ pub fn parse_l4_ports(l4: &[u8], proto: u8) -> Result<Ports, ParseError> {
         }
         IPPROTO_UDP => {
             if l4.len() < 8 {
+                return Err(ParseError::Truncated);
+            }
+        }
+        IPPROTO_SCTP => {
+            if l4.len() < super::sctp::HEADER_LEN {
                 return Err(ParseError::Truncated);
             }
         }
@@ -1169,6 +1177,18 @@ mod tests {
             Err(ParseError::Truncated)
         );
         assert!(parse_l4_ports(&[0u8; 8], IPPROTO_UDP).is_ok());
+        assert_eq!(
+            parse_l4_ports(&[0u8; 11], IPPROTO_SCTP),
+            Err(ParseError::Truncated)
+        );
+        let sctp = [0x8c, 0x2f, 0x00, 0x50, 0, 0, 0, 0, 0, 0, 0, 0];
+        assert_eq!(
+            parse_l4_ports(&sctp, IPPROTO_SCTP),
+            Ok(Ports {
+                src: 0x8c2f,
+                dst: 80
+            })
+        );
         assert_eq!(
             parse_l4_ports(&[0u8; 40], 1),
             Err(ParseError::UnsupportedProto)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Per-protocol connection state: the TCP state machine and timeouts.
+//! Per-protocol connection state: the TCP state machine and timeouts, and
+//! the state word every entry (TCP, UDP, SCTP) keeps.
 //!
 //! C counterparts: net/netfilter/ipvs/ip_vs_proto_tcp.c (`tcp_states`,
 //! `tcp_timeouts`, `tcp_state_active_table`), ip_vs_proto_udp.c
@@ -13,6 +14,7 @@
 
 #![forbid(unsafe_code)]
 
+use super::sctp::{self, SctpEvent, SctpState};
 use core::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 
 /// IPVS's TCP connection states, as listed by `ipvsadm -Lc`.
@@ -109,6 +111,40 @@ pub enum Dir {
     Output,
     /// Client to server when replies bypass the director (DR, TUN).
     InputOnly,
+}
+
+/// What a packet's transport header tells its connection's tracker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum L4Event {
+    /// A TCP segment with these flags.
+    Tcp(TcpFlags),
+    /// A UDP datagram: UDP has no states.
+    Udp,
+    /// An SCTP packet of this event (`rvs_core::sctp`).
+    Sctp(SctpEvent),
+}
+
+impl L4Event {
+    /// The TCP flags of a TCP segment; `None` for other protocols.
+    pub fn tcp(self) -> Option<TcpFlags> {
+        match self {
+            L4Event::Tcp(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// Whether this packet may open a new connection: a TCP SYN (without
+    /// ACK or RST), any UDP datagram, an SCTP INIT (IPVS's
+    /// `tcp_conn_schedule`, `udp_conn_schedule`, `sctp_conn_schedule`).
+    /// Anything else for no known connection goes to the local stack,
+    /// which answers it with a reset or an ABORT.
+    pub fn opens(self) -> bool {
+        match self {
+            L4Event::Tcp(f) => f.syn && !f.ack && !f.rst,
+            L4Event::Udp => true,
+            L4Event::Sctp(ev) => ev.opens(),
+        }
+    }
 }
 
 /// The TCP header flags the state machine looks at.
@@ -445,33 +481,76 @@ impl Default for ConnState {
     }
 }
 
+/// SCTP states are kept in the word above TCP's, so that one word says
+/// which counter an entry is in whatever its protocol.
+const SCTP_BASE: u8 = 0x40;
+
 fn word(s: TcpState) -> u8 {
     u8::try_from(s.to_u16()).unwrap_or(0)
+}
+
+fn sctp_word(s: SctpState) -> u8 {
+    u8::try_from(s.to_u16()).map_or(SCTP_BASE, |n| SCTP_BASE | n)
 }
 
 fn state_of(w: u8) -> TcpState {
     TcpState::from_u16(u16::from(w)).unwrap_or(TcpState::None)
 }
 
+fn sctp_state_of(w: u8) -> SctpState {
+    SctpState::from_u16(u16::from(w & !SCTP_BASE)).unwrap_or(SctpState::None)
+}
+
+/// The counter an entry whose state word is `w` is in.
+fn counted(w: u8) -> Counted {
+    if w & SCTP_BASE != 0 {
+        if sctp_state_of(w).is_active() {
+            Counted::Active
+        } else {
+            Counted::Inactive
+        }
+    } else {
+        Counted::of(state_of(w))
+    }
+}
+
 impl ConnState {
-    /// A new entry's state: NONE (inactive).
+    /// A new TCP or UDP entry's state: NONE (inactive).
     pub const fn new() -> Self {
         Self(AtomicU8::new(0))
     }
 
-    /// The TCP state; `None` once the entry left the table.
+    /// A new SCTP entry's state: SCTP's NONE (inactive).
+    pub const fn new_sctp() -> Self {
+        Self(AtomicU8::new(SCTP_BASE))
+    }
+
+    /// The TCP state; `None` once the entry left the table. An SCTP
+    /// entry reads as TCP's NONE (see [`ConnState::get_sctp`]).
     pub fn get(&self) -> Option<TcpState> {
         let w = self.0.load(Ordering::Relaxed);
-        (w != GONE).then(|| state_of(w))
+        (w != GONE).then(|| {
+            if w & SCTP_BASE != 0 {
+                TcpState::None
+            } else {
+                state_of(w)
+            }
+        })
+    }
+
+    /// The SCTP state of an SCTP entry; `None` for other entries and once
+    /// the entry left the table.
+    pub fn get_sctp(&self) -> Option<SctpState> {
+        let w = self.0.load(Ordering::Relaxed);
+        (w != GONE && w & SCTP_BASE != 0).then(|| sctp_state_of(w))
     }
 
     /// Counts a new entry in at its server; call once, before the entry
     /// is published.
     pub fn count_in(&self, counters: &impl Counters) {
-        if let Some(s) = self.get() {
-            counters
-                .counter(Counted::of(s))
-                .fetch_add(1, Ordering::Relaxed);
+        let w = self.0.load(Ordering::Relaxed);
+        if w != GONE {
+            counters.counter(counted(w)).fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -480,24 +559,45 @@ impl ConnState {
     /// state counts elsewhere. Returns the new state; `None` (nothing
     /// changed, nothing counted) if the entry already left the table.
     pub fn advance(&self, dir: Dir, flags: TcpFlags, counters: &impl Counters) -> Option<TcpState> {
+        let w = self.advance_word(counters, |w| word(tcp_transition(state_of(w), dir, flags)))?;
+        Some(state_of(w))
+    }
+
+    /// [`ConnState::advance`] for an SCTP entry and a packet of event
+    /// `ev` (`rvs_core::sctp`).
+    pub fn advance_sctp(
+        &self,
+        dir: Dir,
+        ev: SctpEvent,
+        counters: &impl Counters,
+    ) -> Option<SctpState> {
+        let w = self.advance_word(counters, |w| {
+            sctp_word(sctp::transition(sctp_state_of(w), dir, ev))
+        })?;
+        Some(sctp_state_of(w))
+    }
+
+    /// Moves the state word to `next(word)`, and the entry between its
+    /// server's counters if the new word counts elsewhere, in one atomic
+    /// update. Returns the new word; `None` if the entry left the table.
+    fn advance_word(&self, counters: &impl Counters, next: impl Fn(u8) -> u8) -> Option<u8> {
         let mut old = self.0.load(Ordering::Acquire);
         loop {
             if old == GONE {
                 return None;
             }
-            let cur = state_of(old);
-            let next = tcp_transition(cur, dir, flags);
-            if next == cur {
-                return Some(cur);
+            let next = next(old);
+            if next == old {
+                return Some(old);
             }
-            let (was, is) = (Counted::of(cur), Counted::of(next));
+            let (was, is) = (counted(old), counted(next));
             let moves = was != is;
             if moves {
                 counters.counter(is).fetch_add(1, Ordering::Relaxed);
             }
             match self
                 .0
-                .compare_exchange_weak(old, word(next), Ordering::AcqRel, Ordering::Acquire)
+                .compare_exchange_weak(old, next, Ordering::AcqRel, Ordering::Acquire)
             {
                 Ok(_) => {
                     if moves {
@@ -524,11 +624,12 @@ impl ConnState {
         if w == GONE {
             return None;
         }
-        let s = state_of(w);
-        counters
-            .counter(Counted::of(s))
-            .fetch_sub(1, Ordering::Relaxed);
-        Some(s)
+        counters.counter(counted(w)).fetch_sub(1, Ordering::Relaxed);
+        Some(if w & SCTP_BASE != 0 {
+            TcpState::None
+        } else {
+            state_of(w)
+        })
     }
 }
 
@@ -870,6 +971,69 @@ mod accounting_tests {
         *seed ^= *seed >> 7;
         *seed ^= *seed << 17;
         *seed
+    }
+
+    #[test]
+    fn an_sctp_entry_is_active_only_while_established() {
+        let s = Server::default();
+        let c = ConnState::new_sctp();
+        c.count_in(&s);
+        let counts = |s: &Server| {
+            (
+                s.active.load(Ordering::Relaxed),
+                s.inactive.load(Ordering::Relaxed),
+            )
+        };
+        assert_eq!(counts(&s), (0, 1));
+        assert_eq!(c.get_sctp(), Some(SctpState::None));
+        assert_eq!(c.get(), Some(TcpState::None));
+        let steps = [
+            (Dir::Input, SctpEvent::Init, SctpState::Init1, (0, 1)),
+            (
+                Dir::Output,
+                SctpEvent::InitAck,
+                SctpState::CookieSent,
+                (0, 1),
+            ),
+            (
+                Dir::Input,
+                SctpEvent::CookieEcho,
+                SctpState::CookieReplied,
+                (0, 1),
+            ),
+            (
+                Dir::Output,
+                SctpEvent::CookieAck,
+                SctpState::Established,
+                (1, 0),
+            ),
+            (Dir::Input, SctpEvent::Data, SctpState::Established, (1, 0)),
+            (
+                Dir::Input,
+                SctpEvent::Shutdown,
+                SctpState::ShutdownReceived,
+                (0, 1),
+            ),
+        ];
+        for (dir, ev, want, want_counts) in steps {
+            assert_eq!(c.advance_sctp(dir, ev, &s), Some(want));
+            assert_eq!(c.get_sctp(), Some(want));
+            assert_eq!(counts(&s), want_counts, "{want:?}");
+        }
+        // Leaving the table while established counts it out of ActiveConn.
+        let c2 = ConnState::new_sctp();
+        c2.count_in(&s);
+        c2.advance_sctp(Dir::InputOnly, SctpEvent::Init, &s);
+        c2.advance_sctp(Dir::InputOnly, SctpEvent::CookieEcho, &s);
+        assert_eq!(counts(&s), (1, 1));
+        c2.retire(&s);
+        assert_eq!(counts(&s), (0, 1));
+        assert_eq!(c2.get_sctp(), None);
+        assert_eq!(c2.advance_sctp(Dir::Input, SctpEvent::Data, &s), None);
+        c.retire(&s);
+        assert_eq!(counts(&s), (0, 0));
+        // A TCP entry has no SCTP state.
+        assert_eq!(ConnState::new().get_sctp(), None);
     }
 
     #[test]

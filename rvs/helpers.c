@@ -441,6 +441,20 @@ bool rvs_skb_csum_partial(const struct sk_buff *skb)
 	return skb->ip_summed == CHECKSUM_PARTIAL;
 }
 
+/* The transport checksum needs no check: the device verified it, or a
+ * local sender left it to be filled in (skb_csum_unnecessary). */
+bool rvs_skb_csum_unnecessary(const struct sk_buff *skb)
+{
+	return skb_csum_unnecessary(skb);
+}
+
+/* The transport checksum was computed in full: nothing is left for the
+ * device to fill in, and no earlier verdict on it holds. */
+void rvs_skb_csum_none(struct sk_buff *skb)
+{
+	skb->ip_summed = CHECKSUM_NONE;
+}
+
 void rvs_tunnel_finish(struct net *net, struct sk_buff *skb, bool outer_v6)
 {
 	if (outer_v6) {

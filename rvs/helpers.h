@@ -95,6 +95,8 @@ bool rvs_skb_pull_to(struct sk_buff *skb, unsigned int off, unsigned int ihl);
 struct rtable;
 int rvs_nf_local_out(struct net *net, struct sk_buff *skb);
 bool rvs_skb_csum_partial(const struct sk_buff *skb);
+bool rvs_skb_csum_unnecessary(const struct sk_buff *skb);
+void rvs_skb_csum_none(struct sk_buff *skb);
 void rvs_tunnel_finish(struct net *net, struct sk_buff *skb, bool outer_v6);
 int rvs_tunnel_prepare(struct sk_buff *skb, int gso_type, u8 inner_proto);
 void rvs_skb_reset_transport_header(struct sk_buff *skb);

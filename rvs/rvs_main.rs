@@ -34,6 +34,7 @@ pub mod rvs_core {
     pub mod procfmt;
     pub mod proto;
     pub mod sched;
+    pub mod sctp;
     pub mod settings;
     pub mod svcattr;
     pub mod tunnel;

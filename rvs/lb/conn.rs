@@ -18,8 +18,9 @@ use crate::lb::service::Service;
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::defense;
 use crate::rvs_core::expiry::{self, expired};
+use crate::rvs_core::packet::{IPPROTO_SCTP, IPPROTO_TCP, IPPROTO_UDP};
 use crate::rvs_core::proto::{ConnState, Counted, Counters};
-use crate::rvs_core::proto::{Dir, TcpFlags, TcpState, Timeouts};
+use crate::rvs_core::proto::{Dir, L4Event, TcpState, Timeouts};
 use crate::sys::chain::{ChainItem, Entry, EntryRef, RefSlot};
 use crate::sys::slab::{CacheOwner, CacheSlot};
 use crate::sys::time::{hz, jiffies, secs_to_jiffies};
@@ -33,7 +34,8 @@ pub(crate) struct Tuple {
     /// Family of the client and virtual addresses (the service's). The
     /// real server's may differ when tunnelled (see `Dest::af`).
     pub(crate) af: AddrFamily,
-    /// IPPROTO_TCP or IPPROTO_UDP.
+    /// IPPROTO_TCP, IPPROTO_UDP or IPPROTO_SCTP (templates: 0 or the
+    /// service's).
     pub(crate) protocol: u8,
     /// Client address and port.
     pub(crate) caddr: [u8; 16],
@@ -171,7 +173,12 @@ impl Conn {
             fwd,
             dest,
             svc,
-            state: ConnState::new(),
+            // Templates (protocol 0 or the service's) track nothing.
+            state: if tuple.protocol == IPPROTO_SCTP && !template {
+                ConnState::new_sctp()
+            } else {
+                ConnState::new()
+            },
             expires: AtomicU64::new(expires),
             last_in: AtomicU32::new(jiffies() as u32),
             template,
@@ -180,18 +187,22 @@ impl Conn {
         }
     }
 
-    /// The TCP state (UDP entries stay `None`... shown as UDP by listings).
+    /// The TCP state (UDP and SCTP entries stay `None`; listings name
+    /// them by [`Conn::state_name`]).
     pub(crate) fn state(&self) -> TcpState {
         self.state.get().unwrap_or(TcpState::None)
     }
 
     /// The state as IPVS names it in listings and `/proc/net/ip_vs_conn`
-    /// (`ip_vs_state_name`): a template's, UDP's one state, or TCP's.
+    /// (`ip_vs_state_name`): a template's, UDP's one state, SCTP's or
+    /// TCP's.
     pub(crate) fn state_name(&self) -> &'static str {
         if self.template {
             "ASSURED"
-        } else if self.tuple.protocol == crate::rvs_core::packet::IPPROTO_UDP {
+        } else if self.tuple.protocol == IPPROTO_UDP {
             "UDP"
+        } else if let Some(s) = self.state.get_sctp() {
+            s.name()
         } else {
             self.state().name()
         }
@@ -208,7 +219,7 @@ impl Conn {
     pub(super) fn update(
         &self,
         dir: Dir,
-        flags: Option<TcpFlags>,
+        l4: L4Event,
         timeouts: &Timeouts,
         secure_tcp: u32,
     ) -> Option<u64> {
@@ -220,17 +231,21 @@ impl Conn {
                 self.in_pkts.store(n + 1, Ordering::Relaxed);
             }
         }
-        let timeout = match flags {
-            None => timeouts.udp,
-            Some(f) => {
-                // `None`: the collector removed it meanwhile (and counted
-                // it out); nothing to refresh.
+        // `None` from an advance: the collector removed the entry
+        // meanwhile (and counted it out); nothing to refresh.
+        let timeout = match l4 {
+            L4Event::Udp => timeouts.udp,
+            L4Event::Tcp(f) => {
                 let new = self.state.advance(dir, f, &self.counters())?;
                 if !defense::refreshes(dir, new, secure_tcp) {
                     return None;
                 }
                 defense::tcp_timeout(timeouts, new, secure_tcp)
             }
+            L4Event::Sctp(ev) => self
+                .state
+                .advance_sctp(dir, ev, &self.counters())?
+                .timeout_secs(),
         };
         self.set_expires(jiffies().wrapping_add(secs_to_jiffies(timeout)))
     }
@@ -283,7 +298,7 @@ impl Conn {
     pub(super) fn is_embryonic(&self) -> bool {
         !self.template
             && defense::is_embryonic(
-                self.tuple.protocol == crate::rvs_core::packet::IPPROTO_TCP,
+                self.tuple.protocol == IPPROTO_TCP,
                 self.state(),
                 self.in_pkts.load(Ordering::Relaxed),
             )

@@ -30,7 +30,7 @@ use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::defense;
 use crate::rvs_core::expiry::{self, before32};
 use crate::rvs_core::hash::{self, SipKey};
-use crate::rvs_core::proto::{Dir, TcpFlags, Timeouts};
+use crate::rvs_core::proto::{Dir, L4Event, Timeouts};
 use crate::sys::chain::{BucketGuard, ChainTable, NewEntry};
 use crate::sys::random;
 use crate::sys::rcu::ReadGuard;
@@ -419,11 +419,11 @@ impl ConnTable {
         &self,
         conn: &ConnEntry,
         dir: Dir,
-        flags: Option<TcpFlags>,
+        l4: L4Event,
         timeouts: &Timeouts,
         secure_tcp: u32,
     ) {
-        if let Some(t) = conn.update(dir, flags, timeouts, secure_tcp) {
+        if let Some(t) = conn.update(dir, l4, timeouts, secure_tcp) {
             self.lower_hint(conn.bucket() as usize, t);
         }
     }

@@ -23,7 +23,7 @@ use crate::lb::state::NetState;
 use crate::lb::xmit;
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::icmp::{self, IcmpNat, IPPROTO_ICMP};
-use crate::rvs_core::packet::IPPROTO_UDP;
+use crate::rvs_core::packet::{IPPROTO_SCTP, IPPROTO_UDP};
 use crate::rvs_core::proto::{self, Dir};
 use crate::rvs_core::sched::Flow;
 use crate::rvs_core::settings::Setting;
@@ -104,7 +104,7 @@ fn request(
         // Only NAT sees replies; other methods' entries never do.
         let no_reply = c.fwd != FwdMethod::Masq;
         if pkt
-            .tcp
+            .tcp()
             .is_some_and(|f| proto::syn_reopens(c.state(), f, reuse_mode, no_reply))
         {
             // The client reuses the port of a connection that ended: a new
@@ -131,20 +131,25 @@ fn request(
             let Some(svc) = found else {
                 return Verdict::Accept;
             };
-            // Only a SYN opens a TCP connection, as in IPVS; other segments
-            // go to the local stack, which answers them with a reset.
-            if let Some(f) = pkt.tcp {
-                if !f.syn || f.ack || f.rst {
-                    return Verdict::Accept;
-                }
+            // Only a SYN opens a TCP connection and an INIT an SCTP
+            // association, as in IPVS; other packets go to the local
+            // stack, which answers them with a reset or an ABORT.
+            if !pkt.l4.opens() {
+                return Verdict::Accept;
             }
             // A new entry only for a packet whose checksum holds: a corrupt
             // or forged one reaches no server and takes no room in the
             // table; the local stack drops it and counts it (TcpExt/Udp
-            // InCsumErrors), as any bad packet to a local address. (IPVS
-            // makes the entry first, then drops the packet at NAT
-            // transmit or forwards it as it is by DR and tunnels.)
-            if !skb.l4_csum_ok(point.nf_hook(), pkt.ip.l4_offset, proto, af) {
+            // InCsumErrors, SctpChecksumErrors), as any bad packet to a
+            // local address. (IPVS makes the entry first, then drops the
+            // packet at NAT transmit or forwards it as it is by DR and
+            // tunnels.)
+            let csum_ok = if proto == IPPROTO_SCTP {
+                skb.sctp_csum_ok(pkt.ip.l4_offset)
+            } else {
+                skb.l4_csum_ok(point.nf_hook(), pkt.ip.l4_offset, proto, af)
+            };
+            if !csum_ok {
                 return Verdict::Accept;
             }
             let flow = Flow {
@@ -219,7 +224,7 @@ fn request(
     conns.update(
         conn,
         dir,
-        pkt.tcp,
+        pkt.l4,
         ns.timeouts.get(g),
         ns.limits().secure_tcp,
     );
@@ -278,7 +283,7 @@ fn dest_port(svc: &Service, dest: &Dest, pkt_dport: u16) -> u16 {
 /// `conn_reuse_mode` is 0.
 fn nodest(ns: &NetState, conns: &ConnTable, c: &ConnEntry, pkt: &Packet) -> Nodest {
     let removed = c.dest.is_removed();
-    let syn = pkt.tcp.is_some_and(|f| f.syn && !f.ack && !f.rst);
+    let syn = pkt.tcp().is_some_and(|f| f.syn && !f.ack && !f.rst);
     // A reused port on a quiesced server is rescheduled only while port
     // reuse is handled at all (IPVS tests both under conn_reuse_mode).
     let quiesced_reuse = syn && c.dest.weight() == 0 && ns.setting(Setting::ConnReuseMode) != 0;
@@ -549,7 +554,7 @@ fn reply(
     conns.update(
         conn,
         Dir::Output,
-        pkt.tcp,
+        pkt.l4,
         ns.timeouts.get(g),
         ns.limits().secure_tcp,
     );

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Parsing packets at the hooks: the IP header (IPv6: with its extension
-//! headers) and the TCP/UDP header, or an ICMP error and the packet it
+//! headers) and the TCP/UDP/SCTP header, or an ICMP error and the packet it
 //! quotes, made linear exactly as far as they are read (`rvs_core::packet`
 //! and `rvs_core::icmp` validate them).
 
@@ -10,12 +10,13 @@
 use crate::rvs_core::config::AddrFamily;
 use crate::rvs_core::icmp::{self, IcmpQuote, IcmpSkip, IPPROTO_ICMP, IPPROTO_ICMPV6};
 use crate::rvs_core::packet::{
-    self, IpInfo, Ipv4Info, Ipv6Info, ParseError, IPPROTO_TCP, IPPROTO_UDP,
+    self, IpInfo, Ipv4Info, Ipv6Info, ParseError, IPPROTO_SCTP, IPPROTO_TCP, IPPROTO_UDP,
 };
-use crate::rvs_core::proto::TcpFlags;
+use crate::rvs_core::proto::{L4Event, TcpFlags};
+use crate::rvs_core::sctp::{self, SctpEvent};
 use crate::sys::skb::Skb;
 
-/// A parsed TCP/UDP over IPv4 or IPv6 packet.
+/// A parsed TCP/UDP/SCTP over IPv4 or IPv6 packet.
 pub(crate) struct Packet {
     /// The IP header fields (either family; addresses in 16-byte form).
     pub(crate) ip: IpInfo,
@@ -23,8 +24,15 @@ pub(crate) struct Packet {
     pub(crate) sport: u16,
     /// Destination port, host order.
     pub(crate) dport: u16,
-    /// TCP flags; `None` for UDP.
-    pub(crate) tcp: Option<TcpFlags>,
+    /// What the transport header says to the connection's tracker.
+    pub(crate) l4: L4Event,
+}
+
+impl Packet {
+    /// The TCP flags of a TCP segment; `None` for UDP and SCTP.
+    pub(crate) fn tcp(&self) -> Option<TcpFlags> {
+        self.l4.tcp()
+    }
 }
 
 /// Makes the first `want` bytes of `skb` linear and parses them with
@@ -106,9 +114,10 @@ pub(crate) fn parse_icmp_error(skb: &mut Skb<'_>, af: AddrFamily) -> Option<(IpI
 }
 
 /// Parses the IP header (IPv6: with its extension headers) of family `af`
-/// and the TCP/UDP header, making exactly those bytes linear. `None` for
-/// anything rvs does not balance (other protocols, fragments, truncated or
-/// malformed headers).
+/// and the TCP/UDP/SCTP header (SCTP: and the chunk header that decides
+/// its event), making exactly those bytes linear. `None` for anything rvs
+/// does not balance (other protocols, fragments, truncated or malformed
+/// headers).
 pub(crate) fn parse(skb: &mut Skb<'_>, af: AddrFamily) -> Option<Packet> {
     let pkt_len = skb.len();
     let want = match af {
@@ -122,37 +131,59 @@ pub(crate) fn parse(skb: &mut Skb<'_>, af: AddrFamily) -> Option<Packet> {
         packet::parse_ip
     };
     let ip = pull_parse(skb, want, |hdr| parse_ip(af, hdr, pkt_len).map_err(needed))?;
-    if ip.proto != IPPROTO_TCP && ip.proto != IPPROTO_UDP {
-        return None;
-    }
     if ip.is_fragment {
         return None;
     }
     let off = ip.l4_offset;
-    let l4_len = if ip.proto == IPPROTO_TCP {
+    let l4_len = match ip.proto {
         // The full TCP header, options included (its length is in byte 12).
-        let doff = skb.header(off.checked_add(20)?)?.get(off + 12)? >> 4;
-        usize::from(doff) * 4
-    } else {
-        8
+        IPPROTO_TCP => {
+            let doff = skb.header(off.checked_add(20)?)?.get(off + 12)? >> 4;
+            usize::from(doff) * 4
+        }
+        IPPROTO_UDP => 8,
+        // The common header and the first chunk's header.
+        IPPROTO_SCTP => sctp::HEADER_LEN + sctp::CHUNK_HEADER_LEN,
+        _ => return None,
     };
     let hdr = skb.header(off.checked_add(l4_len)?)?;
     let l4 = hdr.get(off..)?;
     let ports = packet::parse_l4_ports(l4, ip.proto).ok()?;
-    let tcp = if ip.proto == IPPROTO_TCP {
-        Some(packet::tcp_flags(l4).ok()?)
-    } else {
-        None
+    let l4 = match ip.proto {
+        IPPROTO_TCP => L4Event::Tcp(packet::tcp_flags(l4).ok()?),
+        IPPROTO_SCTP => {
+            let (first, len) = sctp::first_chunk(l4).ok()?;
+            L4Event::Sctp(sctp_event(skb, off, first, len))
+        }
+        _ => L4Event::Udp,
     };
     Some(Packet {
         ip,
         sport: ports.src,
         dport: ports.dst,
-        tcp,
+        l4,
     })
 }
 
-/// Whether an IPv4 packet is a fragment of a TCP or UDP packet.
+/// The event of the SCTP packet whose header is at `off` and whose first
+/// chunk is of type `first` and length `len`: that chunk's, or an abort
+/// if a COOKIE ECHO or ACK has an ABORT bundled behind it (the one case
+/// that reads a second chunk header, made linear then; a packet that ends
+/// before it has none).
+fn sctp_event(skb: &mut Skb<'_>, off: usize, first: u8, len: u16) -> SctpEvent {
+    let next = if sctp::looks_past(first) {
+        sctp::next_chunk_offset(len)
+            .and_then(|n| off.checked_add(n))
+            .and_then(|at| Some((at, at.checked_add(sctp::CHUNK_HEADER_LEN)?)))
+            .filter(|&(_, end)| end <= skb.len())
+            .and_then(|(at, end)| skb.header(end)?.get(at).copied())
+    } else {
+        None
+    };
+    SctpEvent::of(first, next)
+}
+
+/// Whether an IPv4 packet is a fragment of a TCP, UDP or SCTP packet.
 pub(crate) fn is_l4_fragment(skb: &mut Skb<'_>) -> bool {
     // Fragment field (bytes 6-7), TTL, protocol (byte 9).
     let Some(&[f0, f1, _, proto]) = skb.header(20).and_then(|h| h.get(6..10)) else {
@@ -160,5 +191,5 @@ pub(crate) fn is_l4_fragment(skb: &mut Skb<'_>) -> bool {
     };
     let frag = u16::from_be_bytes([f0, f1]);
     frag & (packet::IP_MF | packet::IP_OFFSET) != 0
-        && (proto == IPPROTO_TCP || proto == IPPROTO_UDP)
+        && (proto == IPPROTO_TCP || proto == IPPROTO_UDP || proto == IPPROTO_SCTP)
 }

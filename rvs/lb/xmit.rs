@@ -16,8 +16,10 @@ use crate::lb::conn::Conn;
 use crate::lb::packet::Packet;
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::packet::{
-    self, TtlError, IPPROTO_UDP, IP_DF, TCP_CHECK_OFFSET, UDP_CHECK_OFFSET,
+    self, TtlError, IPPROTO_SCTP, IPPROTO_UDP, IP_DF, TCP_CHECK_OFFSET, UDP_CHECK_OFFSET,
 };
+use crate::rvs_core::proto::L4Event;
+use crate::rvs_core::sctp;
 use crate::rvs_core::tunnel::{self, Tunnel};
 use crate::sys::error::{ehostunreach, emsgsize};
 use crate::sys::hooks::Verdict;
@@ -181,7 +183,7 @@ pub(crate) fn forward_icmp(
             ip: *ip,
             sport: 0,
             dport: 0,
-            tcp: None,
+            l4: L4Event::Udp,
         };
         let tunnel = conn.dest.tunnel();
         if encapsulate(net, &mut skb, &pkt, tunnel, out_af, &rt.saddr, daddr).is_err() {
@@ -233,8 +235,9 @@ fn too_big(skb: &Skb<'_>, af: AddrFamily, mtu: u32, df: bool) -> bool {
 }
 
 /// Rewrites one end's address and port, keeping the IPv4 header checksum
-/// and the TCP/UDP checksum right for every checksum offload mode. Works on
-/// either family (`pkt.ip.af`); `addr` is in the 16-byte form.
+/// and the TCP/UDP checksum (SCTP: its CRC32c) right for every checksum
+/// offload mode. Works on either family (`pkt.ip.af`); `addr` is in the
+/// 16-byte form.
 pub(crate) fn nat_rewrite(
     skb: &mut Skb<'_>,
     pkt: &Packet,
@@ -242,6 +245,9 @@ pub(crate) fn nat_rewrite(
     addr: &[u8; 16],
     port: u16,
 ) -> Result {
+    if pkt.ip.proto == IPPROTO_SCTP {
+        return sctp_nat_rewrite(skb, pkt, side, addr, port);
+    }
     let af = pkt.ip.af;
     let l4 = pkt.ip.l4_offset;
     let is_udp = pkt.ip.proto == IPPROTO_UDP;
@@ -251,37 +257,10 @@ pub(crate) fn nat_rewrite(
         } else {
             TCP_CHECK_OFFSET
         };
-    let (src_at, dst_at, alen) = packet::addr_offsets(af);
-    let (addr_at, port_at) = match side {
-        Side::Source => (src_at, l4),
-        Side::Destination => (dst_at, l4 + 2),
-    };
-    let new_addr = addr.get(..alen).ok_or(EINVAL)?;
     let h = skb.header_mut(check_at + 2).ok_or(ENOMEM)?;
-    let mut old_addr = [0u8; 16];
-    old_addr
-        .get_mut(..alen)
-        .ok_or(EINVAL)?
-        .copy_from_slice(h.get(addr_at..addr_at + alen).ok_or(EINVAL)?);
-    let old_port: [u8; 2] = h
-        .get(port_at..port_at + 2)
-        .and_then(|s| s.try_into().ok())
-        .ok_or(EINVAL)?;
-    let new_port = port.to_be_bytes();
     let udp_no_csum = is_udp && h.get(check_at..check_at + 2) == Some(&[0, 0][..]);
-    h.get_mut(addr_at..addr_at + alen)
-        .ok_or(EINVAL)?
-        .copy_from_slice(new_addr);
-    h.get_mut(port_at..port_at + 2)
-        .ok_or(EINVAL)?
-        .copy_from_slice(&new_port);
-    if af == AddrFamily::Inet {
-        let iph = h.get_mut(..l4).ok_or(EINVAL)?;
-        iph[10] = 0;
-        iph[11] = 0;
-        let sum = packet::ip_header_checksum(iph);
-        iph[10..12].copy_from_slice(&sum.to_be_bytes());
-    }
+    let (old_addr, old_port) = write_end(h, af, l4, side, addr, port)?;
+    let new_port = port.to_be_bytes();
     if !udp_no_csum {
         match af {
             AddrFamily::Inet => {
@@ -306,6 +285,77 @@ pub(crate) fn nat_rewrite(
         }
     }
     Ok(())
+}
+
+/// [`nat_rewrite`] for SCTP, whose CRC32c covers no address: a new port
+/// needs it computed afresh over the whole packet (made linear for that;
+/// SCTP packets are no larger than their path's MTU), unless it is left
+/// to the device or the stack (a local sender's CHECKSUM_PARTIAL, which
+/// every SCTP GSO packet is).
+fn sctp_nat_rewrite(
+    skb: &mut Skb<'_>,
+    pkt: &Packet,
+    side: Side,
+    addr: &[u8; 16],
+    port: u16,
+) -> Result {
+    let l4 = pkt.ip.l4_offset;
+    let h = skb.header_mut(l4 + sctp::HEADER_LEN).ok_or(ENOMEM)?;
+    let (_, old_port) = write_end(h, pkt.ip.af, l4, side, addr, port)?;
+    if old_port == port.to_be_bytes() || skb.csum_partial() {
+        return Ok(());
+    }
+    let len = skb.len();
+    let h = skb.header_mut(len).ok_or(ENOMEM)?;
+    let crc = h.get(l4..).and_then(sctp::packet_checksum).ok_or(EINVAL)?;
+    let at = l4 + sctp::CHECKSUM_OFFSET;
+    h.get_mut(at..at + 4).ok_or(EINVAL)?.copy_from_slice(&crc);
+    // Computed in full: nothing left for the device to fill in or trust.
+    skb.csum_none();
+    Ok(())
+}
+
+/// Writes `addr` and `port` into one end (`side`) of the linear, writable
+/// headers `h` of a packet of family `af` whose transport header is at
+/// `l4`, and renews an IPv4 header's checksum. Returns the old address
+/// (16-byte form, IPv4 in its first four bytes) and port (wire order).
+fn write_end(
+    h: &mut [u8],
+    af: AddrFamily,
+    l4: usize,
+    side: Side,
+    addr: &[u8; 16],
+    port: u16,
+) -> Result<([u8; 16], [u8; 2])> {
+    let (src_at, dst_at, alen) = packet::addr_offsets(af);
+    let (addr_at, port_at) = match side {
+        Side::Source => (src_at, l4),
+        Side::Destination => (dst_at, l4 + 2),
+    };
+    let new_addr = addr.get(..alen).ok_or(EINVAL)?;
+    let mut old_addr = [0u8; 16];
+    old_addr
+        .get_mut(..alen)
+        .ok_or(EINVAL)?
+        .copy_from_slice(h.get(addr_at..addr_at + alen).ok_or(EINVAL)?);
+    let old_port: [u8; 2] = h
+        .get(port_at..port_at + 2)
+        .and_then(|s| s.try_into().ok())
+        .ok_or(EINVAL)?;
+    h.get_mut(addr_at..addr_at + alen)
+        .ok_or(EINVAL)?
+        .copy_from_slice(new_addr);
+    h.get_mut(port_at..port_at + 2)
+        .ok_or(EINVAL)?
+        .copy_from_slice(&port.to_be_bytes());
+    if af == AddrFamily::Inet {
+        let iph = h.get_mut(..l4).ok_or(EINVAL)?;
+        iph[10] = 0;
+        iph[11] = 0;
+        let sum = packet::ip_header_checksum(iph);
+        iph[10..12].copy_from_slice(&sum.to_be_bytes());
+    }
+    Ok((old_addr, old_port))
 }
 
 /// Wraps the packet for `tunnel` (GUE or GRE header, if any) in an outer

@@ -21,6 +21,7 @@ use crate::rvs_core::icmp::{
     ICMP_TIME_EXCEEDED, IPPROTO_ICMP, IPPROTO_ICMPV6,
 };
 use crate::rvs_core::packet;
+use crate::rvs_core::sctp;
 use core::marker::PhantomData;
 use core::ptr;
 use kernel::prelude::*;
@@ -154,6 +155,31 @@ impl<'a> Skb<'a> {
         // within the packet); `nf_checksum` reads the packet and may only
         // record the result in `ip_summed`/`csum`.
         unsafe { ffi::nf_checksum(self.ptr, hook.number(), off, proto, family as u16) == 0 }
+    }
+
+    /// Whether the SCTP checksum (CRC32c) of the packet, its header at
+    /// `l4_off`, holds, as SCTP's receive path checks it
+    /// (`sctp_rcv_checksum`): one the device verified or a local sender
+    /// left to be filled in counts as good; otherwise the packet is made
+    /// linear and its CRC computed (`rvs_core::sctp`).
+    pub(crate) fn sctp_csum_ok(&mut self, l4_off: usize) -> bool {
+        // SAFETY: valid skb (type invariant); the helper only reads it.
+        if unsafe { ffi::rvs_skb_csum_unnecessary(self.ptr) } {
+            return true;
+        }
+        let len = self.len();
+        self.header(len)
+            .and_then(|h| h.get(l4_off..))
+            .is_some_and(sctp::checksum_ok)
+    }
+
+    /// Records that the transport checksum was just computed in full
+    /// (CHECKSUM_NONE): the device fills nothing in, and no earlier
+    /// verification of the old one is trusted downstream.
+    pub(crate) fn csum_none(&mut self) {
+        // SAFETY: valid skb, owned by this hook call (type invariant); only
+        // `ip_summed` changes.
+        unsafe { ffi::rvs_skb_csum_none(self.ptr) }
     }
 
     /// Drops the first `off` bytes so the IPv4 packet quoted there (header

@@ -188,6 +188,7 @@ pub mod linux {
     pub const AF_INET6: u16 = 10;
     pub const IPPROTO_TCP: u16 = 6;
     pub const IPPROTO_UDP: u16 = 17;
+    pub const IPPROTO_SCTP: u16 = 132;
 }
 
 #[cfg(test)]

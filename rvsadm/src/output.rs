@@ -124,7 +124,8 @@ pub fn service_line(s: &Service) -> String {
 }
 
 /// How `-S` names a service: `-t 10.0.0.1:80`, `-u [2001:db8::1]:53`,
-/// `-f 7` (`-f 7 -6` for IPv6).
+/// `--sctp-service 10.0.0.1:3868` (ipvsadm's `option_from_protocol`: SCTP
+/// has no short option), `-f 7` (`-f 7 -6` for IPv6).
 fn rule_service_name(s: &Service) -> String {
     if s.fwmark != 0 {
         if s.af == linux::AF_INET6 {
@@ -136,6 +137,8 @@ fn rule_service_name(s: &Service) -> String {
         let opt = match s.protocol.number() {
             linux::IPPROTO_TCP => "-t",
             linux::IPPROTO_UDP => "-u",
+            linux::IPPROTO_SCTP => "--sctp-service",
+            // ipvsadm's placeholder for a protocol it has no option for.
             _ => "--xxx-service",
         };
         format!("{opt} {}", fmt_addr_port(&s.addr, s.port))
@@ -913,6 +916,106 @@ TCP  10.0.0.1:80 rr\n\
             "{json}"
         );
         assert_eq!(json.matches(r#""fwmark":6}"#).count(), 2, "{json}");
+    }
+
+    #[test]
+    fn sctp_service_list_save_json() {
+        // ipvsadm 1.31: protocol_name() "SCTP" in "%-4s %s" (one blank, the
+        // name fills the column), option_from_protocol() "--sctp-service"
+        // in rules; the JSON names it in lower case like "tcp" and "udp".
+        assert_eq!(Protocol::from_number(132), Protocol::Sctp);
+        assert_eq!(Protocol::Sctp.number(), linux::IPPROTO_SCTP);
+        assert_eq!(linux::IPPROTO_SCTP, 132);
+        assert_eq!(Protocol::Sctp.label(), "SCTP");
+        assert_eq!(Protocol::Sctp.json_name(), "sctp");
+        let mut s = svc("10.0.0.1", 3868, "rr");
+        s.protocol = Protocol::Sctp;
+        assert_eq!(service_line(&s), "SCTP 10.0.0.1:3868 rr");
+        let mut p = svc("2001:db8::1", 5672, "sh");
+        p.protocol = Protocol::Sctp;
+        p.flags |= uapi::RVS_SVC_F_PERSISTENT;
+        p.timeout = 60;
+        p.netmask = Netmask(64);
+        assert_eq!(
+            service_line(&p),
+            "SCTP [2001:db8::1]:5672 sh persistent 60 mask 64"
+        );
+        let mut t = svc("10.0.0.1", 3868, "wlc");
+        t.protocol = Protocol::Tcp;
+        let mut entries = vec![
+            Entry {
+                service: p,
+                dests: vec![dest("2001:db8:1::2", 5672, Forward::Route, 1, 0, 0)],
+            },
+            Entry {
+                service: s,
+                dests: vec![
+                    dest("10.0.1.1", 3868, Forward::Masq, 1, 2, 3),
+                    dest("10.0.1.2", 3869, Forward::Masq, 2, 0, 0),
+                ],
+            },
+            Entry {
+                service: t,
+                dests: vec![],
+            },
+        ];
+        // Sorted by protocol number: TCP (6) before SCTP (132).
+        sort_entries(&mut entries);
+        let want = "IP Virtual Server version 1.2.1 (size=4096)\n\
+Prot LocalAddress:Port Scheduler Flags\n\
+\x20 -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n\
+TCP  10.0.0.1:3868 wlc\n\
+SCTP 10.0.0.1:3868 rr\n\
+\x20 -> 10.0.1.1:3868                Masq    1      2          3         \n\
+\x20 -> 10.0.1.2:3869                Masq    2      0          0         \n\
+SCTP [2001:db8::1]:5672 sh persistent 60 mask 64\n\
+\x20 -> [2001:db8:1::2]:5672         Route   1      0          0         \n";
+        assert_eq!(format_table(&info(), &entries, true), want);
+        assert_eq!(
+            stats_service_line(&entries[1].service, Columns::Stats, false),
+            "SCTP 10.0.0.1:3868                       0        0        0        0        0"
+        );
+        assert_eq!(
+            format_rules(&entries),
+            "-A -t 10.0.0.1:3868 -s wlc\n\
+             -A --sctp-service 10.0.0.1:3868 -s rr\n\
+             -a --sctp-service 10.0.0.1:3868 -r 10.0.1.1:3868 -m -w 1\n\
+             -a --sctp-service 10.0.0.1:3868 -r 10.0.1.2:3869 -m -w 2\n\
+             -A --sctp-service [2001:db8::1]:5672 -s sh -p 60 -M 64\n\
+             -a --sctp-service [2001:db8::1]:5672 -r [2001:db8:1::2]:5672 -g -w 1\n"
+        );
+        let json = format_json(&info(), &entries);
+        assert!(
+            json.contains(
+                r#"{"family":"ipv4","protocol":"sctp","address":"10.0.0.1","port":3868,"scheduler":"rr""#
+            ),
+            "{json}"
+        );
+        assert!(
+            json.contains(
+                r#"{"family":"ipv6","protocol":"sctp","address":"2001:db8::1","port":5672"#
+            ),
+            "{json}"
+        );
+        // An SCTP connection (IPVS's SCTP states) in -L -c and its JSON.
+        let mut c = conn(
+            "10.0.0.2",
+            40000,
+            "10.0.0.1",
+            "10.0.1.1",
+            "ESTABLISHED",
+            10_000,
+        );
+        c.protocol = Protocol::Sctp;
+        assert_eq!(
+            conn_line(&c),
+            "SCTP 00:10  ESTABLISHED 10.0.0.2:40000     10.0.0.1:80        10.0.1.1:8080"
+        );
+        assert!(
+            conn_json(&c).starts_with(r#"{"protocol":"sctp","expire_ms":10000,"#),
+            "{}",
+            conn_json(&c)
+        );
     }
 
     #[test]

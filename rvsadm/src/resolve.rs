@@ -1,7 +1,7 @@
 //! Host and service names in addresses, resolved as ipvsadm resolves them:
 //! a host name to its first IPv4 address (ipvsadm's `gethostbyname`), a
 //! port name through `/etc/services` for the service's protocol
-//! (`getservbyname(name, "tcp"|"udp")`). Numeric forms never reach a
+//! (`getservbyname(name, "tcp"|"udp"|"sctp")`). Numeric forms never reach a
 //! resolver, and neither does anything made only of digits and dots (a
 //! mistyped address such as `10.0.0.300` is an error, not a DNS query).
 
@@ -12,7 +12,7 @@ use std::net::{Ipv4Addr, SocketAddr, ToSocketAddrs};
 pub trait Resolve {
     /// The first IPv4 address of host `name`.
     fn host_v4(&self, name: &str) -> Option<Ipv4Addr>;
-    /// The port of service `name` over `proto` ("tcp" or "udp").
+    /// The port of service `name` over `proto` ("tcp", "udp" or "sctp").
     fn service(&self, name: &str, proto: &str) -> Option<u16>;
 }
 
@@ -39,6 +39,7 @@ impl Resolve for System {
 pub fn proto_name(p: Protocol) -> &'static str {
     match p {
         Protocol::Udp => "udp",
+        Protocol::Sctp => "sctp",
         _ => "tcp",
     }
 }
@@ -77,6 +78,8 @@ http\t\t80/tcp\t\twww\t\t# WorldWideWeb HTTP
 https\t\t443/tcp
 https\t\t443/udp
 syslog\t\t514/udp
+diameter\t3868/tcp
+diameter\t3868/sctp
 ";
 
     #[test]
@@ -93,6 +96,15 @@ syslog\t\t514/udp
             "comments are not names"
         );
         assert_eq!(service_port(SERVICES, "nosuch", "tcp"), None);
+        assert_eq!(service_port(SERVICES, "diameter", "sctp"), Some(3868));
+        assert_eq!(service_port(SERVICES, "http", "sctp"), None);
+    }
+
+    #[test]
+    fn protocol_names_as_getservbyname() {
+        assert_eq!(proto_name(Protocol::Tcp), "tcp");
+        assert_eq!(proto_name(Protocol::Udp), "udp");
+        assert_eq!(proto_name(Protocol::Sctp), "sctp");
     }
 
     #[test]

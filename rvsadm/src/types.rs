@@ -11,6 +11,7 @@ use crate::uapi::{self, linux};
 pub enum Protocol {
     Tcp,
     Udp,
+    Sctp,
     /// A protocol number rvsadm does not know (shown as-is when listing).
     Other(u16),
 }
@@ -20,6 +21,7 @@ impl Protocol {
         match self {
             Protocol::Tcp => linux::IPPROTO_TCP,
             Protocol::Udp => linux::IPPROTO_UDP,
+            Protocol::Sctp => linux::IPPROTO_SCTP,
             Protocol::Other(n) => n,
         }
     }
@@ -28,22 +30,24 @@ impl Protocol {
         match n {
             linux::IPPROTO_TCP => Protocol::Tcp,
             linux::IPPROTO_UDP => Protocol::Udp,
+            linux::IPPROTO_SCTP => Protocol::Sctp,
             n => Protocol::Other(n),
         }
     }
 
-    /// Upper-case name as in ipvsadm's listing ("TCP", "UDP").
+    /// Upper-case name as in ipvsadm's listing ("TCP", "UDP", "SCTP").
     pub fn label(self) -> String {
         match self {
             Protocol::Tcp => "TCP".to_string(),
             Protocol::Udp => "UDP".to_string(),
+            Protocol::Sctp => "SCTP".to_string(),
             // Persistence templates of firewall-mark services (IPPROTO_IP).
             Protocol::Other(0) => "IP".to_string(),
             Protocol::Other(n) => format!("P{n}"),
         }
     }
 
-    /// Lower-case name for JSON ("tcp", "udp").
+    /// Lower-case name for JSON ("tcp", "udp", "sctp").
     pub fn json_name(self) -> String {
         self.label().to_ascii_lowercase()
     }

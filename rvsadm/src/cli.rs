@@ -278,7 +278,8 @@ where
     let need_service = || match service {
         Some(s) => Ok(s),
         None => usage(format!(
-            "{cmd_name} needs a service: -t ADDR:PORT, -u ADDR:PORT or -f MARK"
+            "{cmd_name} needs a service: -t ADDR:PORT, -u ADDR:PORT, \
+             --sctp-service ADDR:PORT or -f MARK"
         )),
     };
 
@@ -332,8 +333,11 @@ where
                 _ => None,
             };
             if let (Some(_), Some(opt)) = (service, opt) {
-                let svc = ["tcp-service", "udp-service", "fwmark-service"]
-                    .into_iter()
+                // The service option given (-t, -u, --sctp-service or -f).
+                let svc = OPTS
+                    .iter()
+                    .filter(|o| o.group == Some("service"))
+                    .map(Opt::id)
                     .find(|id| given(&m, id))
                     .unwrap_or("fwmark-service");
                 return usage(format!(
@@ -405,18 +409,20 @@ fn set_options(m: &ArgMatches) -> Result<Vec<(u16, u32)>, UsageError> {
 }
 
 fn service_of(m: &ArgMatches) -> Result<Option<ServiceKey>, UsageError> {
-    // As ipvsadm: -6 only qualifies a mark; -t and -u take the family from
-    // their address.
+    // As ipvsadm: -6 only qualifies a mark; -t, -u and --sctp-service take
+    // the family from their address.
     if m.get_flag("ipv6") && !given(m, "fwmark-service") {
         return usage(
             "option -6/--ipv6 needs -f/--fwmark-service: it makes a firewall-mark \
-             service IPv6 (-t and -u take the family from their address)",
+             service IPv6 (-t, -u and --sctp-service take the family from their address)",
         );
     }
     let (protocol, text) = if let Some(t) = string_of(m, "tcp-service") {
         (Protocol::Tcp, t)
     } else if let Some(u) = string_of(m, "udp-service") {
         (Protocol::Udp, u)
+    } else if let Some(s) = string_of(m, "sctp-service") {
+        (Protocol::Sctp, s)
     } else if let Some(f) = string_of(m, "fwmark-service") {
         let mark = parse_number(f, 1, u32::MAX, "fwmark value")?;
         return Ok(Some(if m.get_flag("ipv6") {
@@ -1154,6 +1160,7 @@ mod tests {
             "--list",
             "--tcp-service",
             "--udp-service",
+            "--sctp-service",
             "--scheduler",
             "--persistent",
             "--netmask",
@@ -1203,7 +1210,7 @@ mod tests {
     #[test]
     fn rejected_command_lines() {
         let cases: &[(&[&str], &str)] = &[
-            (&["-A"], "-A/--add-service needs a service: -t ADDR:PORT, -u ADDR:PORT or -f MARK"),
+            (&["-A"], "-A/--add-service needs a service: -t ADDR:PORT, -u ADDR:PORT, --sctp-service ADDR:PORT or -f MARK"),
             (&["-A", "-t", "10.0.0.1:80", "-r", "10.0.1.1"], "option -r/--real-server is not allowed with -A/--add-service"),
             (&["-A", "-t", "10.0.0.1"], "zero port specified for non-persistent service TCP 10.0.0.1:0: give a port or -p"),
             (&["-A", "-t", "10.0.0.256:80"], "invalid service address '10.0.0.256:80': '10.0.0.256' is not a valid IPv4 address"),
@@ -1449,7 +1456,7 @@ mod tests {
             (ServiceKey::fwmark6(6), Forward::Masq, 1)
         );
         for (args, want) in [
-            (&["-A", "-t", "10.0.0.1:80", "-6"][..], "option -6/--ipv6 needs -f/--fwmark-service: it makes a firewall-mark service IPv6 (-t and -u take the family from their address)"),
+            (&["-A", "-t", "10.0.0.1:80", "-6"][..], "option -6/--ipv6 needs -f/--fwmark-service: it makes a firewall-mark service IPv6 (-t, -u and --sctp-service take the family from their address)"),
             (&["-A", "-u", "[2001:db8::1]:53", "-6"], "option -6/--ipv6 needs -f/--fwmark-service"),
             (&["-L", "-n", "-6"], "option -6/--ipv6 needs -f/--fwmark-service"),
             (&["-6"], "option -6/--ipv6 needs -f/--fwmark-service"),
@@ -1464,6 +1471,123 @@ mod tests {
             assert!(!got.contains('\n'), "multi-line error for {args:?}: {got:?}");
         }
         assert!(parse_restore_line("-A -t 10.0.0.1:80 -6").is_err());
+    }
+
+    fn sctp(addr: &str, port: u16) -> ServiceKey {
+        ServiceKey::new(Protocol::Sctp, addr.parse().unwrap(), port)
+    }
+
+    #[test]
+    fn sctp_services() {
+        // ipvsadm 1.31's --sctp-service (no short form), wherever -t and -u go.
+        let Command::AddService(s) =
+            run(&["-A", "--sctp-service", "10.0.0.1:3868", "-s", "rr"]).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(s.key, sctp("10.0.0.1", 3868));
+        assert_eq!(s.key.protocol.number(), 132);
+        assert_eq!(s.key.to_string(), "SCTP 10.0.0.1:3868");
+        let Command::EditService(s) =
+            run(&["-E", "--sctp-service", "[2001:db8::1]:0", "-p", "-M", "64"]).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (s.key, s.persistent, s.netmask),
+            (sctp("2001:db8::1", 0), Some(300), Netmask(64))
+        );
+        assert_eq!(
+            run(&["-D", "--sctp-service", "10.0.0.1:3868"]).unwrap(),
+            Command::DeleteService(sctp("10.0.0.1", 3868))
+        );
+        let Command::AddServer(k, d) = run(&[
+            "-a",
+            "--sctp-service",
+            "10.0.0.1:3868",
+            "-r",
+            "10.0.1.1:3869",
+            "-m",
+            "-w",
+            "2",
+        ])
+        .unwrap() else {
+            panic!()
+        };
+        assert_eq!((k, d.key.port, d.weight), (sctp("10.0.0.1", 3868), 3869, 2));
+        let Command::EditServer(_, d) = run(&[
+            "-e",
+            "--sctp-service",
+            "10.0.0.1:3868",
+            "-r",
+            "10.0.1.1",
+            "-i",
+        ])
+        .unwrap() else {
+            panic!()
+        };
+        assert_eq!((d.key.port, d.forward), (3868, Forward::Tunnel));
+        assert_eq!(
+            run(&["-d", "--sctp-service", "10.0.0.1:3868", "-r", "10.0.1.1"]).unwrap(),
+            Command::DeleteServer(
+                sctp("10.0.0.1", 3868),
+                DestKey {
+                    addr: "10.0.1.1".parse().unwrap(),
+                    port: 3868
+                }
+            )
+        );
+        assert_eq!(
+            list_opts(&["-L", "-n", "--sctp-service", "10.0.0.1:3868"]).service,
+            Some(sctp("10.0.0.1", 3868))
+        );
+        let o = list_opts(&["-L", "--stats", "--sctp-service", "10.0.0.1:3868"]);
+        assert_eq!(o.mode, ListMode::Stats);
+        assert_eq!(
+            run(&["-Z", "--sctp-service", "10.0.0.1:3868"]).unwrap(),
+            Command::Zero(Some(sctp("10.0.0.1", 3868)))
+        );
+        // The lines -S writes for SCTP (ipvsadm-save's too) are restored.
+        assert_eq!(
+            parse_restore_line("-A --sctp-service 10.0.0.1:3868 -s rr").unwrap(),
+            run(&["-A", "--sctp-service", "10.0.0.1:3868", "-s", "rr"]).ok()
+        );
+        let Some(Command::AddServer(k, d)) =
+            parse_restore_line("-a --sctp-service 10.0.0.1:3868 -r 10.0.1.1:3868 -m -w 1").unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (k, d.forward, d.weight),
+            (sctp("10.0.0.1", 3868), Forward::Masq, 1)
+        );
+        for (args, want) in [
+            (&["-A", "-t", "10.0.0.1:80", "--sctp-service", "10.0.0.1:80"][..], "cannot be used with"),
+            (&["-A", "--sctp-service", "10.0.0.1:80", "-u", "10.0.0.1:80"], "cannot be used with"),
+            (&["-A", "--sctp-service", "10.0.0.1:80", "-f", "1"], "cannot be used with"),
+            (&["-A", "--sctp-service", "10.0.0.1:80", "--sctp-service", "10.0.0.2:80"], "cannot be used multiple times"),
+            (&["-A", "--sctp-service"], "a value is required"),
+            (&["-A", "--sctp-service", "10.0.0.1"], "zero port specified for non-persistent service SCTP 10.0.0.1:0: give a port or -p"),
+            (&["-A", "--sctp-service", "10.0.0.1:no_such_service"], "invalid service address '10.0.0.1:no_such_service': invalid port 'no_such_service': not a number, nor a sctp service in /etc/services"),
+            (&["-A", "--sctp-service", "10.0.0.1:3868", "-o"], "one-packet scheduling (-o) is only for UDP services, not SCTP 10.0.0.1:3868"),
+            (&["-A", "--sctp-service", "10.0.0.1:3868", "-6"], "option -6/--ipv6 needs -f/--fwmark-service"),
+            (&["-a", "--sctp-service", "10.0.0.1:3868", "-r", "10.0.1.1:3869"], "port mapping requires masquerading (-m)"),
+            (&["-C", "--sctp-service", "10.0.0.1:3868"], "option --sctp-service is not allowed with -C/--clear"),
+            (&["-S", "--sctp-service", "10.0.0.1:3868"], "option --sctp-service is not allowed with -S/--save"),
+            (&["--set", "1", "2", "3", "--sctp-service", "10.0.0.1:3868"], "option --sctp-service is not allowed with --set"),
+            (&["-L", "-c", "--sctp-service", "10.0.0.1:3868"], "option --sctp-service is not allowed with -L -c/--connection"),
+            (&["-L", "--timeout", "--sctp-service", "10.0.0.1:3868"], "option --sctp-service is not allowed with -L --timeout"),
+            (&["-L", "--options", "--sctp-service", "10.0.0.1:3868"], "option --sctp-service is not allowed with -L --options"),
+            (&["-C", "-s", "rr", "--sctp-service", "10.0.0.1:3868"], "option --sctp-service is not allowed with -C/--clear"),
+            (&["-Z", "--sctp-service", "10.0.0.1:3868", "-r", "10.0.1.1"], "option -r/--real-server is not allowed with -Z/--zero"),
+        ] {
+            let got = err(args);
+            assert!(got.contains(want), "args {args:?}: got {got:?}, want {want:?}");
+            assert!(!got.contains('\n'), "multi-line error for {args:?}: {got:?}");
+        }
+        // ipvsadm has no short form; nothing else answers to "sctp".
+        assert!(err(&["-A", "--sctp", "10.0.0.1:80"]).contains("unexpected argument '--sctp'"));
+        assert!(parse_restore_line("-A --sctp-service 10.0.0.1:3868 -6").is_err());
     }
 
     #[test]
@@ -1545,6 +1669,7 @@ mod tests {
             match (name, proto) {
                 ("http", "tcp") | ("www", "tcp") => Some(80),
                 ("domain", _) => Some(53),
+                ("diameter", "sctp") => Some(3868),
                 _ => None,
             }
         }
@@ -1595,6 +1720,14 @@ mod tests {
         assert_eq!(udp("localhost:domain").unwrap().1, Some(53));
         let e = udp("localhost:http").unwrap_err();
         assert!(e.contains("not a number, nor a udp service"), "{e}");
+        // SCTP services' ports are looked up as getservbyname(name, "sctp").
+        let sctp = |s: &str| parse_addr_port_with(s, Protocol::Sctp, &Table);
+        assert_eq!(sctp("localhost:diameter").unwrap(), (lo, Some(3868)));
+        assert_eq!(sctp("[2001:db8::1]:diameter").unwrap().1, Some(3868));
+        let e = sctp("localhost:http").unwrap_err();
+        assert!(e.contains("not a number, nor a sctp service"), "{e}");
+        let e = tcp("localhost:diameter").unwrap_err();
+        assert!(e.contains("not a number, nor a tcp service"), "{e}");
         let e = tcp("nosuch.example:80").unwrap_err();
         assert!(
             e.contains("'nosuch.example' is neither a numeric address nor a host name"),

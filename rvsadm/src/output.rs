@@ -997,6 +997,23 @@ SCTP [2001:db8::1]:5672 sh persistent 60 mask 64\n\
             ),
             "{json}"
         );
+        // What -S writes, -R reads back as the same service and servers.
+        for line in format_rules(&entries).lines() {
+            let cmd = crate::cli::parse_restore_line(line)
+                .unwrap_or_else(|e| panic!("{line}: {e}"))
+                .unwrap();
+            let key = match &cmd {
+                crate::cli::Command::AddService(s) => s.key,
+                crate::cli::Command::AddServer(k, _) => *k,
+                c => panic!("{line}: {c:?}"),
+            };
+            let want = if line.contains(" -t ") {
+                Protocol::Tcp
+            } else {
+                Protocol::Sctp
+            };
+            assert_eq!(key.protocol, want, "{line}");
+        }
         // An SCTP connection (IPVS's SCTP states) in -L -c and its JSON.
         let mut c = conn(
             "10.0.0.2",

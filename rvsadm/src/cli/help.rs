@@ -14,21 +14,22 @@ const HEAD: &str = "\
 rvsadm - control tool for the rvs Layer-4 load balancer (ipvsadm-compatible)
 
 Usage:
-  rvsadm -A|-E -t|-u|-f service-address [-s scheduler] [-p [timeout]] [-M netmask]
-                [-b sched-flags] [-o]
-  rvsadm -D -t|-u|-f service-address
+  rvsadm -A|-E -t|-u|--sctp-service|-f service-address [-s scheduler]
+                [-p [timeout]] [-M netmask] [-b sched-flags] [-o]
+  rvsadm -D -t|-u|--sctp-service|-f service-address
   rvsadm -C
   rvsadm -R
   rvsadm -S [-n]
-  rvsadm -a|-e -t|-u|-f service-address -r server-address [-g|-i|-m] [-w weight]
-                [-x upper-threshold] [-y lower-threshold]
+  rvsadm -a|-e -t|-u|--sctp-service|-f service-address -r server-address
+                [-g|-i|-m] [-w weight] [-x upper-threshold] [-y lower-threshold]
                 [--tun-type ipip|gue|gre] [--tun-port port]
                 [--tun-nocsum|--tun-csum|--tun-remcsum]
-  rvsadm -d -t|-u|-f service-address -r server-address
-  rvsadm [-L|-l] [-t|-u|-f service-address [-6]] [-n] [--exact] [--sort|--nosort]
+  rvsadm -d -t|-u|--sctp-service|-f service-address -r server-address
+  rvsadm [-L|-l] [-t|-u|--sctp-service|-f service-address [-6]] [-n] [--exact]
+                [--sort|--nosort]
                 [--stats|--rate|--thresholds|--persistent-conn|--tun-info] [--json]
   rvsadm -L|-l -c|--timeout [-n] [--json]
-  rvsadm -Z [-t|-u|-f service-address]
+  rvsadm -Z [-t|-u|--sctp-service|-f service-address]
   rvsadm --set tcp tcpfin udp
   rvsadm --set-option name=value [--set-option name=value ...]
   rvsadm -L|-l --options [--json]
@@ -138,5 +139,9 @@ mod tests {
         assert!(help.contains("\n      --set TCP TCPFIN UDP\n                         set the"));
         assert!(help.contains("\n      --tun-nocsum, --tun-csum    with gue or gre"));
         assert!(help.contains("\n  -p, --persistent [TIMEOUT]      persistent service"));
+        // ipvsadm's --sctp-service has no short form: its row is indented
+        // past the room of one.
+        assert!(help.contains("\n      --sctp-service ADDR[:PORT]  SCTP virtual service\n"));
+        assert!(help.contains("\n  rvsadm -D -t|-u|--sctp-service|-f service-address\n"));
     }
 }

@@ -233,7 +233,7 @@ pub fn rows() -> Vec<Vec<&'static Opt>> {
 
 use Cmd::*;
 
-/// The commands a service (`-t`, `-u`, `-f`) goes with.
+/// The commands a service (`-t`, `-u`, `--sctp-service`, `-f`) goes with.
 const SERVICE: &[Cmd] = &[
     AddService,
     EditService,
@@ -424,6 +424,16 @@ pub static OPTS: &[Opt] = &[
         ..OPT
     },
     Opt {
+        // ipvsadm's, which has no short form either.
+        long: "sctp-service",
+        takes: Takes::Value(SERVICE_ADDR),
+        doc: Doc::Row("SCTP virtual service"),
+        role: Role::Option(SERVICE),
+        group: Some("service"),
+        report: 3,
+        ..OPT
+    },
+    Opt {
         long: "fwmark-service",
         short: Some('f'),
         takes: Takes::Value(value("MARK", "mark", Complete::Nothing)),
@@ -434,7 +444,7 @@ pub static OPTS: &[Opt] = &[
         ),
         role: Role::Option(SERVICE),
         group: Some("service"),
-        report: 3,
+        report: 4,
         ..OPT
     },
     Opt {
@@ -449,7 +459,7 @@ pub static OPTS: &[Opt] = &[
                or a service name of /etc/services (-t localhost:http); a missing\n\
                port means 0 (all ports), which needs -p.",
         role: Role::Option(SERVICE),
-        report: 4,
+        report: 5,
         ..OPT
     },
     Opt {
@@ -461,7 +471,7 @@ pub static OPTS: &[Opt] = &[
              (as provided by the module; default wlc)",
         ),
         role: Role::Option(SERVICE_EDIT),
-        report: 7,
+        report: 8,
         ..OPT
     },
     Opt {
@@ -473,7 +483,7 @@ pub static OPTS: &[Opt] = &[
              (1-2678400, default 300)",
         ),
         role: Role::Option(SERVICE_EDIT),
-        report: 8,
+        report: 9,
         ..OPT
     },
     Opt {
@@ -486,7 +496,7 @@ pub static OPTS: &[Opt] = &[
              prefix length 1-128 (default 128)",
         ),
         role: Role::Option(SERVICE_EDIT),
-        report: 9,
+        report: 10,
         ..OPT
     },
     Opt {
@@ -499,7 +509,7 @@ pub static OPTS: &[Opt] = &[
              mh-port (mh), flag-1, flag-2, flag-3",
         ),
         role: Role::Option(SERVICE_EDIT),
-        report: 5,
+        report: 6,
         ..OPT
     },
     Opt {
@@ -511,7 +521,7 @@ pub static OPTS: &[Opt] = &[
              entry is kept",
         ),
         role: Role::Option(SERVICE_EDIT),
-        report: 6,
+        report: 7,
         ..OPT
     },
     Opt {
@@ -523,7 +533,7 @@ pub static OPTS: &[Opt] = &[
              service's, and may differ only with -m",
         ),
         role: Role::Option(SERVER),
-        report: 10,
+        report: 11,
         ..OPT
     },
     Opt {
@@ -532,7 +542,7 @@ pub static OPTS: &[Opt] = &[
         doc: Doc::Row("forward by direct routing (default)"),
         role: Role::Option(SERVER_EDIT),
         group: Some("forward"),
-        report: 11,
+        report: 12,
         ..OPT
     },
     Opt {
@@ -541,7 +551,7 @@ pub static OPTS: &[Opt] = &[
         doc: Doc::Row("forward by IP-in-IP tunnelling"),
         role: Role::Option(SERVER_EDIT),
         group: Some("forward"),
-        report: 12,
+        report: 13,
         ..OPT
     },
     Opt {
@@ -550,7 +560,7 @@ pub static OPTS: &[Opt] = &[
         doc: Doc::Row("forward by NAT (allows port mapping)"),
         role: Role::Option(SERVER_EDIT),
         group: Some("forward"),
-        report: 13,
+        report: 14,
         ..OPT
     },
     Opt {
@@ -559,7 +569,7 @@ pub static OPTS: &[Opt] = &[
         takes: Takes::Value(value("WEIGHT", "weight", Complete::Nothing)),
         doc: Doc::Row("weight 0-65535 (default 1; 0 quiesces)"),
         role: Role::Option(SERVER_EDIT),
-        report: 14,
+        report: 15,
         ..OPT
     },
     Opt {
@@ -568,7 +578,7 @@ pub static OPTS: &[Opt] = &[
         takes: Takes::Value(value("N", "upper-threshold", Complete::Nothing)),
         doc: Doc::Row("upper connection threshold (0 = none)"),
         role: Role::Option(SERVER_EDIT),
-        report: 15,
+        report: 16,
         ..OPT
     },
     Opt {
@@ -577,7 +587,7 @@ pub static OPTS: &[Opt] = &[
         takes: Takes::Value(value("N", "lower-threshold", Complete::Nothing)),
         doc: Doc::Row("lower connection threshold (0 = none)"),
         role: Role::Option(SERVER_EDIT),
-        report: 16,
+        report: 17,
         ..OPT
     },
     Opt {
@@ -589,7 +599,7 @@ pub static OPTS: &[Opt] = &[
         )),
         doc: Doc::Row("with -i: ipip (default), gue or gre"),
         role: Role::Option(SERVER_EDIT),
-        report: 17,
+        report: 18,
         ..OPT
     },
     Opt {
@@ -600,7 +610,7 @@ pub static OPTS: &[Opt] = &[
              GUE UDP port (required)",
         ),
         role: Role::Option(SERVER_EDIT),
-        report: 18,
+        report: 19,
         ..OPT
     },
     Opt {
@@ -611,7 +621,7 @@ pub static OPTS: &[Opt] = &[
         ),
         role: Role::Option(SERVER_EDIT),
         group: Some("tun-csum-mode"),
-        report: 19,
+        report: 20,
         ..OPT
     },
     Opt {
@@ -619,7 +629,7 @@ pub static OPTS: &[Opt] = &[
         doc: Doc::WithPrevious,
         role: Role::Option(SERVER_EDIT),
         group: Some("tun-csum-mode"),
-        report: 20,
+        report: 21,
         ..OPT
     },
     Opt {
@@ -630,7 +640,7 @@ pub static OPTS: &[Opt] = &[
         ),
         role: Role::Option(SERVER_EDIT),
         group: Some("tun-csum-mode"),
-        report: 21,
+        report: 22,
         ..OPT
     },
     Opt {
@@ -641,7 +651,7 @@ pub static OPTS: &[Opt] = &[
              numeric addresses and ports)",
         ),
         role: Role::Option(LIST_SAVE),
-        report: 23,
+        report: 24,
         ..OPT
     },
     Opt {
@@ -651,7 +661,7 @@ pub static OPTS: &[Opt] = &[
         doc: Doc::Row("with -L: list the connections"),
         role: Role::Option(LIST),
         group: Some("list-mode"),
-        report: 25,
+        report: 26,
         ..OPT
     },
     Opt {
@@ -659,7 +669,7 @@ pub static OPTS: &[Opt] = &[
         doc: Doc::Row("with -L: show the timeouts (tcp tcpfin udp)"),
         role: Role::Option(LIST),
         group: Some("list-mode"),
-        report: 26,
+        report: 27,
         ..OPT
     },
     Opt {
@@ -667,7 +677,7 @@ pub static OPTS: &[Opt] = &[
         doc: Doc::Row("with -L: show the runtime settings"),
         role: Role::Option(LIST),
         group: Some("list-mode"),
-        report: 27,
+        report: 28,
         ..OPT
     },
     Opt {
@@ -678,7 +688,7 @@ pub static OPTS: &[Opt] = &[
         ),
         role: Role::Option(LIST),
         group: Some("list-mode"),
-        report: 28,
+        report: 29,
         ..OPT
     },
     Opt {
@@ -689,7 +699,7 @@ pub static OPTS: &[Opt] = &[
         ),
         role: Role::Option(LIST),
         group: Some("list-mode"),
-        report: 29,
+        report: 30,
         ..OPT
     },
     Opt {
@@ -700,7 +710,7 @@ pub static OPTS: &[Opt] = &[
         ),
         role: Role::Option(LIST),
         group: Some("list-mode"),
-        report: 31,
+        report: 32,
         ..OPT
     },
     Opt {
@@ -711,7 +721,7 @@ pub static OPTS: &[Opt] = &[
         ),
         role: Role::Option(LIST),
         group: Some("list-mode"),
-        report: 32,
+        report: 33,
         ..OPT
     },
     Opt {
@@ -719,7 +729,7 @@ pub static OPTS: &[Opt] = &[
         doc: Doc::Row("with -L: sort the listing (the default)"),
         role: Role::Option(LIST),
         group: Some("sort-order"),
-        report: 33,
+        report: 34,
         ..OPT
     },
     Opt {
@@ -727,14 +737,14 @@ pub static OPTS: &[Opt] = &[
         doc: Doc::Row("with -L: the kernel's order, unsorted"),
         role: Role::Option(LIST),
         group: Some("sort-order"),
-        report: 34,
+        report: 35,
         ..OPT
     },
     Opt {
         long: "tun-info",
         doc: Doc::Row("with -L: show each real server's tunnel"),
         role: Role::Option(LIST),
-        report: 22,
+        report: 23,
         ..OPT
     },
     Opt {
@@ -745,14 +755,14 @@ pub static OPTS: &[Opt] = &[
              of abbreviating large ones with K/M/G/T",
         ),
         role: Role::Option(LIST),
-        report: 30,
+        report: 31,
         ..OPT
     },
     Opt {
         long: "json",
         doc: Doc::Row("list as JSON instead of ipvsadm's table"),
         role: Role::Option(LIST),
-        report: 24,
+        report: 25,
         ..OPT
     },
 ];
@@ -806,6 +816,10 @@ mod tests {
     fn names_for_messages() {
         assert_eq!(by_id("tcp-service").display(), "-t/--tcp-service");
         assert_eq!(by_id("tun-type").display(), "--tun-type");
+        assert_eq!(by_id("sctp-service").display(), "--sctp-service");
+        assert_eq!(by_id("sctp-service").names(), ["--sctp-service"]);
+        assert!(by_id("sctp-service").allowed_with(Zero));
+        assert!(!by_id("sctp-service").allowed_with(Clear));
         assert_eq!(command(List).display(), "-L/--list");
         assert_eq!(command(List).shown_names(), ["-L", "-l", "--list"]);
         assert_eq!(

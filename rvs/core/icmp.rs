@@ -51,7 +51,7 @@
 use super::config::AddrFamily;
 use super::packet::{
     self, csum_replace16, csum_replace2, csum_replace4, Ipv4Info, Ipv6Info, ParseError,
-    IPPROTO_TCP, IPPROTO_UDP, IP_OFFSET,
+    IPPROTO_SCTP, IPPROTO_TCP, IPPROTO_UDP, IP_OFFSET,
 };
 
 /// IP protocol number of ICMP.
@@ -245,7 +245,7 @@ pub(crate) fn quote_v4(
     }
     // A first fragment (offset 0, MF set) still carries the ports.
     let proto = *ih.get(9).ok_or(ParseError::Truncated)?;
-    if proto != IPPROTO_TCP && proto != IPPROTO_UDP {
+    if !quotable(proto) {
         return Err(IcmpSkip::OtherProto);
     }
     let addr = |at: usize| -> Result<[u8; 16], ParseError> {
@@ -264,13 +264,9 @@ pub(crate) fn quote_v4(
         _ => return Err(ParseError::Truncated.into()),
     };
     let l4_off = inner_off.saturating_add(inner_ihl);
-    let check_rel = if proto == IPPROTO_UDP {
-        packet::UDP_CHECK_OFFSET
-    } else {
-        packet::TCP_CHECK_OFFSET
-    };
-    let l4_check_at =
-        Some(l4_off.saturating_add(check_rel)).filter(|&at| at.saturating_add(2) <= buf.len());
+    let l4_check_at = check_offset(proto)
+        .map(|rel| l4_off.saturating_add(rel))
+        .filter(|&at| at.saturating_add(2) <= buf.len());
     let rewrite_len = match l4_check_at {
         Some(at) => at.saturating_add(2),
         None => l4_off.saturating_add(4),
@@ -290,6 +286,24 @@ pub(crate) fn quote_v4(
         l4_check_at,
         rewrite_len,
     })
+}
+
+/// Whether errors about packets of protocol `proto` are translated: TCP,
+/// UDP and SCTP, whose ports lead their headers (IPVS's `ip_vs_nat_icmp`).
+fn quotable(proto: u8) -> bool {
+    proto == IPPROTO_TCP || proto == IPPROTO_UDP || proto == IPPROTO_SCTP
+}
+
+/// Where a quoted transport header's checksum lies, for those kept right
+/// by a translation. SCTP's CRC32c covers no address, and a quote seldom
+/// holds the whole packet it is over: its ports change and the stale CRC
+/// stays, as in IPVS (the receiver matches errors by ports and tag).
+fn check_offset(proto: u8) -> Option<usize> {
+    match proto {
+        IPPROTO_TCP => Some(packet::TCP_CHECK_OFFSET),
+        IPPROTO_UDP => Some(packet::UDP_CHECK_OFFSET),
+        _ => None,
+    }
 }
 
 /// Checks that `end` bytes from the outer header on are there: within the
@@ -358,7 +372,7 @@ pub fn parse_v6(buf: &[u8], outer: &Ipv6Info) -> Result<IcmpQuote, IcmpSkip> {
         return Err(IcmpSkip::Fragment);
     }
     // A first fragment (offset 0, M set) still carries the ports.
-    if inner.proto != IPPROTO_TCP && inner.proto != IPPROTO_UDP {
+    if !quotable(inner.proto) {
         return Err(IcmpSkip::OtherProto);
     }
     let inner_ihl = inner.l4_offset;
@@ -366,23 +380,17 @@ pub fn parse_v6(buf: &[u8], outer: &Ipv6Info) -> Result<IcmpQuote, IcmpSkip> {
     need_v6(buf, total, l4_off.saturating_add(4))?;
     let sport = word(buf, l4_off)?;
     let dport = word(buf, l4_off.saturating_add(2))?;
-    let check_rel = if inner.proto == IPPROTO_UDP {
-        packet::UDP_CHECK_OFFSET
-    } else {
-        packet::TCP_CHECK_OFFSET
-    };
-    let check_at = l4_off.saturating_add(check_rel);
-    let check_end = check_at.saturating_add(2);
     // The quoted checksum is kept right whenever the quote holds it, so it
     // must be linear then.
-    let l4_check_at = if check_end <= total {
-        need_v6(buf, total, check_end)?;
-        Some(check_at)
-    } else {
-        None
+    let l4_check_at = match check_offset(inner.proto).map(|rel| l4_off.saturating_add(rel)) {
+        Some(at) if at.saturating_add(2) <= total => {
+            need_v6(buf, total, at.saturating_add(2))?;
+            Some(at)
+        }
+        _ => None,
     };
     let rewrite_len = match l4_check_at {
-        Some(_) => check_end,
+        Some(at) => at.saturating_add(2),
         None => l4_off.saturating_add(4),
     };
     Ok(IcmpQuote {
@@ -750,6 +758,39 @@ mod tests {
             assert!(packet::ip_header_checksum_ok(&p[..20]));
             assert_eq!(csum(&p[20..]), 0);
         }
+    }
+
+    #[test]
+    fn an_error_about_sctp_gets_its_ports_translated() {
+        // An SCTP INIT after NAT (client -> real server:8080), quoted whole.
+        let init = |dst: [u8; 4], dport: u16| {
+            let mut l4 = vec![0u8; 32];
+            l4[0..2].copy_from_slice(&40000u16.to_be_bytes());
+            l4[2..4].copy_from_slice(&dport.to_be_bytes());
+            l4[8..12].copy_from_slice(&[0xde, 0xad, 0xbe, 0xef]);
+            l4[12] = 1;
+            let mut p = ip_hdr(IPPROTO_SCTP, CIP, dst, 20 + l4.len());
+            p.extend_from_slice(&l4);
+            p
+        };
+        let mut p = icmp_error(RIP, CIP, ICMP_DEST_UNREACH, 1, &init(RIP, 8080), 576);
+        let q = parse_v4(&p, &outer(&p)).unwrap();
+        assert_eq!((q.proto, q.sport, q.dport), (IPPROTO_SCTP, 40000, 8080));
+        assert_eq!(q.l4_check_at, None);
+        nat_v4(
+            &mut p,
+            &q,
+            IcmpNat::ToClient {
+                vaddr: a16(VIP),
+                vport: 80,
+            },
+        )
+        .unwrap();
+        // Addresses and port as the client sent them; the quoted CRC is
+        // left as it was.
+        let expect = icmp_error(VIP, CIP, ICMP_DEST_UNREACH, 1, &init(VIP, 80), 576);
+        assert_eq!(p, expect);
+        assert_eq!(csum(&p[20..]), 0);
     }
 
     #[test]

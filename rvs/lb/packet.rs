@@ -81,7 +81,7 @@ fn parse_ipv6(skb: &mut Skb<'_>) -> Option<Ipv6Info> {
 
 /// Parses an ICMP (IPv4) or ICMPv6 error of family `af` and the packet it
 /// quotes, making linear what a translation reads and writes. `None` for
-/// anything that is not such an error about a TCP/UDP packet.
+/// anything that is not such an error about a TCP/UDP/SCTP packet.
 pub(crate) fn parse_icmp_error(skb: &mut Skb<'_>, af: AddrFamily) -> Option<(IpInfo, IcmpQuote)> {
     match af {
         AddrFamily::Inet => {

@@ -531,13 +531,15 @@ int rvs_tunnel_prepare(struct sk_buff *skb, int gso_type, u8 inner_proto)
 
 /*
  * For CHECKSUM_PARTIAL: the checksum's start from skb->data and its field's
- * offset from there (GUE remote checksum offload). false otherwise.
+ * offset from there (GUE remote checksum offload). false otherwise, and for
+ * a checksum that is no Internet checksum (SCTP's CRC32c), which a remote
+ * checksum offload receiver could not complete.
  */
 bool rvs_skb_csum_offsets(const struct sk_buff *skb, u16 *start, u16 *offset)
 {
 	int s;
 
-	if (skb->ip_summed != CHECKSUM_PARTIAL)
+	if (skb->ip_summed != CHECKSUM_PARTIAL || skb->csum_not_inet)
 		return false;
 	s = skb_checksum_start_offset(skb);
 	if (s < 0 || s > U16_MAX)

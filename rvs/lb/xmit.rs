@@ -106,7 +106,8 @@ pub(crate) fn transmit(
         FwdMethod::Tunnel => {
             // Only remote checksum offload makes the length depend on the
             // packet; nothing else asks the skb.
-            let tun_len = tunnel.header_len(tunnel.remcsum() && skb.csum_partial()) as u32;
+            let tun_len =
+                tunnel.header_len(tunnel.remcsum() && skb.csum_offsets().is_some()) as u32;
             match out_af {
                 AddrFamily::Inet => IPIP_HLEN + tun_len,
                 AddrFamily::Inet6 => IP6IP_HLEN + tun_len,

@@ -235,9 +235,9 @@ impl<'a> Skb<'a> {
         unsafe { ffi::rvs_skb_csum_partial(self.ptr) }
     }
 
-    /// For a packet whose transport checksum is left to the device: where
-    /// the checksum starts (from the network header) and where in that
-    /// its field is. `None` otherwise.
+    /// For a packet whose Internet checksum (TCP, UDP) is left to the
+    /// device: where the checksum starts (from the network header) and
+    /// where in that its field is. `None` otherwise (SCTP's CRC32c too).
     pub(crate) fn csum_offsets(&self) -> Option<(u16, u16)> {
         let (mut start, mut offset) = (0u16, 0u16);
         // SAFETY: valid skb; the helper writes the two out-parameters.

@@ -37,7 +37,7 @@ case("link-local IPv6 real server", errno.EINVAL, "unicast", "RVS_CMD_NEW_DEST",
 case("multicast IPv6 real server", errno.EINVAL, "unicast", "RVS_CMD_NEW_DEST", svc(af=10, addr=V6), dest(addr="ff02::1"))
 case("IPv6 netmask 129", errno.EINVAL, "prefix length", "RVS_CMD_NEW_SERVICE", svc(af=10, addr="2001:db8::2", netmask=129))
 case("IPv6 address of 4 bytes", errno.EINVAL, "length", "RVS_CMD_NEW_SERVICE", svc(af=10, raw_addr=b"\x20\x01\0\0"))
-case("protocol ICMP", errno.EPROTONOSUPPORT, "TCP or UDP", "RVS_CMD_NEW_SERVICE", svc(proto=1, port=82))
+case("protocol ICMP", errno.EPROTONOSUPPORT, "TCP, UDP or SCTP", "RVS_CMD_NEW_SERVICE", svc(proto=1, port=82))
 case("address of 5 bytes", errno.EINVAL, "length", "RVS_CMD_NEW_SERVICE", svc(port=83, raw_addr=b"\x0a\0\0\x01\0"))
 case("missing service attribute", errno.EINVAL, "service attribute missing", "RVS_CMD_NEW_SERVICE")
 case("missing scheduler", errno.EINVAL, "scheduler", "RVS_CMD_NEW_SERVICE", svc(port=84, sched=None))

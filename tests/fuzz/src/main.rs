@@ -117,7 +117,21 @@ struct Stats {
     dump_entries: u64,
     enobufs: u64,
     silent_lies: u64,
+    late_lie_answers: u64,
 }
+
+/// The answer a read waits for, and which others may come before it.
+#[derive(Clone, Copy)]
+struct Waiting<'a> {
+    /// The request whose terminator ends the read.
+    seq: u32,
+    expect: Expect,
+    /// Lying requests whose answers may still come (see `Fuzzer::lies`).
+    lies: &'a [u32],
+}
+
+/// How many recent lying requests may still answer late.
+const LIES_KEPT: usize = 16;
 
 struct Fuzzer {
     o: Opts,
@@ -127,6 +141,11 @@ struct Fuzzer {
     seq: u32,
     buf: Vec<u8>,
     st: Stats,
+    /// Sequence numbers of the latest lying requests. A lie can turn a
+    /// request into a dump (random flags with NLM_F_DUMP, a message sent
+    /// twice), and a dump larger than one datagram goes on as the socket
+    /// is read: its later parts and DONE arrive during later exchanges.
+    lies: Vec<u32>,
 }
 
 fn errno_name(e: i32) -> &'static str {
@@ -179,11 +198,11 @@ impl Fuzzer {
         sock: &NlSock,
         buf: &mut [u8],
         family: u16,
-        seq: u32,
-        expect: Expect,
+        w: Waiting<'_>,
         st: &mut Stats,
         count: bool,
     ) -> Result<Option<i32>, Fail> {
+        let Waiting { seq, expect, lies } = w;
         loop {
             let n = match sock.recv(buf) {
                 Ok(n) => n,
@@ -205,6 +224,12 @@ impl Fuzzer {
             let answers = parse_datagram(&buf[..n], sock.portid, family)
                 .map_err(|e| Fail::Malformed(format!("{e}; datagram: {}", hex(&buf[..n]))))?;
             for a in answers {
+                if a.seq() != seq && lies.contains(&a.seq()) {
+                    // A dump a lie started, answering late (still
+                    // checked for form above).
+                    st.late_lie_answers += 1;
+                    continue;
+                }
                 if a.seq() != seq {
                     // After a lying header, trailing bytes parsed as
                     // further messages may carry any sequence number.
@@ -252,8 +277,11 @@ impl Fuzzer {
             &self.sock,
             &mut self.buf,
             self.family,
-            seq,
-            expect,
+            Waiting {
+                seq,
+                expect,
+                lies: &self.lies,
+            },
             &mut self.st,
             count,
         )?;
@@ -281,8 +309,11 @@ impl Fuzzer {
                 &self.sock,
                 &mut self.buf,
                 self.family,
-                seq,
-                Expect::AnyBefore,
+                Waiting {
+                    seq,
+                    expect: Expect::AnyBefore,
+                    lies: &self.lies,
+                },
                 &mut self.st,
                 true,
             )?
@@ -499,6 +530,10 @@ impl Fuzzer {
                 let mut m = nlmsg(self.family, NLM_F_REQUEST | NLM_F_ACK, seq, &g.payload());
                 let op = self.rng.below(mutate::HDR_OPS.len() as u64) as usize;
                 mutate::mutate_header(&mut self.rng, &mut m, op);
+                if self.lies.len() == LIES_KEPT {
+                    self.lies.remove(0);
+                }
+                self.lies.push(seq);
                 match self.sock.send(&m) {
                     Ok(()) => {}
                     Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => self.st.enobufs += 1,
@@ -572,8 +607,11 @@ impl Fuzzer {
                     &s,
                     &mut self.buf,
                     self.family,
-                    seq2,
-                    Expect::AnyBefore,
+                    Waiting {
+                        seq: seq2,
+                        expect: Expect::AnyBefore,
+                        lies: &[],
+                    },
                     &mut self.st,
                     true,
                 )?;
@@ -608,8 +646,12 @@ impl Fuzzer {
             .collect();
         println!("rvs-nlfuzz: answers by errno: {}", errs.join(" "));
         println!(
-            "rvs-nlfuzz: replies={} (dump entries {}), header lies answered by silence={}, ENOBUFS={}",
-            self.st.replies, self.st.dump_entries, self.st.silent_lies, self.st.enobufs
+            "rvs-nlfuzz: replies={} (dump entries {}), header lies answered by silence={}, late answers to lies={}, ENOBUFS={}",
+            self.st.replies,
+            self.st.dump_entries,
+            self.st.silent_lies,
+            self.st.late_lie_answers,
+            self.st.enobufs
         );
     }
 }
@@ -676,6 +718,7 @@ fn main() {
         seq: 1,
         buf: vec![0u8; RECV_BUF],
         st: Stats::default(),
+        lies: Vec::new(),
         o,
     };
     let start = Instant::now();

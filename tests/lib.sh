@@ -304,7 +304,8 @@ while True:
 serve_sink() {
   local listen="TCP4-LISTEN:$2,reuseaddr"
   [ "${4:-}" = 6 ] && listen="TCP6-LISTEN:$2,reuseaddr"
-  ip netns exec "$1" timeout 30 socat -u "$listen" "OPEN:$3,creat,trunc" </dev/null 2>/dev/null &
+  # Outlives the longest send_file limit (8 MiB: 42 s).
+  ip netns exec "$1" timeout 90 socat -u "$listen" "OPEN:$3,creat,trunc" </dev/null 2>/dev/null &
   SINK_PID=$!
   bg_track $SINK_PID
   wait_listen "$1" tcp "$2"
@@ -320,12 +321,17 @@ sink_wait() {
   fail "the real server's sink did not see the connection end"
 }
 
-# send_file NS FILE ADDR PORT: sends FILE over TCP from NS (10 s limit);
-# ADDR IPv4 or IPv6 (without brackets).
+# send_file NS FILE ADDR PORT: sends FILE over TCP from NS; ADDR IPv4 or
+# IPv6 (without brackets). The limit is 10 s plus 1 s per 256 KiB: the
+# debug kernel (KASAN under TCG) moves 8 MiB in well over 10 s.
 send_file() {
-  local to="TCP4:$3:$4"
+  local to="TCP4:$3:$4" limit rc
   case $3 in *:*) to="TCP6:[$3]:$4" ;; esac
-  timeout 10 ip netns exec "$1" socat -u "OPEN:$2" "$to,connect-timeout=5" 2>&1
+  limit=$(( 10 + $(stat -c %s "$2") / 262144 ))
+  timeout "$limit" ip netns exec "$1" socat -u "OPEN:$2" "$to,connect-timeout=5" 2>&1
+  rc=$?
+  [ $rc = 124 ] && echo "timed out after $limit s"
+  return $rc
 }
 
 # check_transfer CLIENT_NS SERVER_NS VIP VPORT RPORT BYTES LABEL: sends

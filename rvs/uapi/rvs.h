@@ -104,7 +104,7 @@ enum rvs_attr {
 enum rvs_svc_attr {
 	RVS_SVC_ATTR_UNSPEC = 0,
 	RVS_SVC_ATTR_AF,	/* 1: u16 address family */
-	RVS_SVC_ATTR_PROTOCOL,	/* 2: u16 IPPROTO_TCP / IPPROTO_UDP */
+	RVS_SVC_ATTR_PROTOCOL,	/* 2: u16 IPPROTO_TCP / _UDP / _SCTP */
 	RVS_SVC_ATTR_ADDR,	/* 3: 4 or 16 bytes, network order */
 	RVS_SVC_ATTR_PORT,	/* 4: u16, network order */
 	RVS_SVC_ATTR_FWMARK,	/* 5: u32 */

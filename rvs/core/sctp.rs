@@ -568,50 +568,23 @@ mod tests {
     fn spot_checks_against_ipvs_table() {
         // Cells read off ip_vs_proto_sctp.c's sctp_states, one per table
         // region, so that a mistyped row shows.
-        assert_eq!(
-            transition(S::CookieWait, Dir::Input, SctpEvent::InitAck),
-            S::Cookie
-        );
-        assert_eq!(
-            transition(S::Rejected, Dir::Input, SctpEvent::Init),
-            S::Init
-        );
-        assert_eq!(
-            transition(S::CookieEchoed, Dir::Input, SctpEvent::Error),
-            S::Closed
-        );
-        assert_eq!(
-            transition(S::ShutdownSent, Dir::Input, SctpEvent::ShutdownAck),
-            S::Closed
-        );
-        assert_eq!(
-            transition(S::Established, Dir::Output, SctpEvent::Init),
-            S::Established
-        );
-        assert_eq!(
-            transition(S::CookieWait, Dir::Output, SctpEvent::ShutdownAck),
-            S::CookieWait
-        );
-        assert_eq!(
-            transition(S::Init1, Dir::Output, SctpEvent::Abort),
-            S::Rejected
-        );
-        assert_eq!(
-            transition(S::CookieWait, Dir::InputOnly, SctpEvent::Data),
-            S::Established
-        );
-        assert_eq!(
-            transition(
-                S::ShutdownReceived,
-                Dir::InputOnly,
-                SctpEvent::ShutdownComplete
-            ),
-            S::Closed
-        );
-        assert_eq!(
-            transition(S::CookieWait, Dir::InputOnly, SctpEvent::Abort),
-            S::Rejected
-        );
+        use Dir::{Input as I, InputOnly as IO, Output as O};
+        use SctpEvent as E;
+        let cells = [
+            (S::CookieWait, I, E::InitAck, S::Cookie),
+            (S::Rejected, I, E::Init, S::Init),
+            (S::CookieEchoed, I, E::Error, S::Closed),
+            (S::ShutdownSent, I, E::ShutdownAck, S::Closed),
+            (S::Established, O, E::Init, S::Established),
+            (S::CookieWait, O, E::ShutdownAck, S::CookieWait),
+            (S::Init1, O, E::Abort, S::Rejected),
+            (S::CookieWait, IO, E::Data, S::Established),
+            (S::ShutdownReceived, IO, E::ShutdownComplete, S::Closed),
+            (S::CookieWait, IO, E::Abort, S::Rejected),
+        ];
+        for (from, dir, ev, want) in cells {
+            assert_eq!(transition(from, dir, ev), want, "{from:?} {dir:?} {ev:?}");
+        }
         for s in S::ALL {
             assert_eq!(SctpState::from_u16(s.to_u16()), Some(s));
             assert!(s.timeout_secs() >= 2);

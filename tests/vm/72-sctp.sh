@@ -213,17 +213,24 @@ sctp_sink "${RS[1]}" ${RIP[1]} 8082 "$TEST_TMP/held"
 # The client sends what it reads from a FIFO the test holds open (fd 7,
 # not inherited by the client) and shuts the association down when the
 # test closes it.
+# held_state STATE: the entries to VIP:82 ("STATE CIP:PORT RIP:PORT"),
+# once the first is in STATE or after 10 s.
+held_state() {
+  local got
+  for _ in $(seq 1 50); do
+    got=$(sctp_conns 82)
+    [ "${got%% *}" = "$1" ] && break
+    sleep 0.2
+  done
+  printf '%s\n' "$got"
+}
 mkfifo "$TEST_TMP/hold" || fail "mkfifo"
 exec 7<>"$TEST_TMP/hold"
 ip netns exec "$CL" timeout 60 socat -u "OPEN:$TEST_TMP/hold" "$(sctp_to $CIP $VIP 82)" 2>"$TEST_TMP/hold.err" 7>&- &
 hold_pid=$!
 bg_track $hold_pid
 echo held >&7
-for _ in $(seq 1 50); do
-  got=$(sctp_conns 82)
-  [ "${got%% *}" = ESTABLISHED ] && break
-  sleep 0.2
-done
+got=$(held_state ESTABLISHED)
 log "held: $(adm "$LB" -L -n -c | grep " $VIP:82 "); ActiveConn:InActConn $(dest_counts ${RIP[1]}:8082)"
 assert_eq "$(printf '%s\n' "$got" | wc -l)" 1 "SCTP entries to $VIP:82 while held"
 case "$got" in
@@ -237,11 +244,7 @@ exec 7>&-
 wait $hold_pid || fail "the held client failed: $(cat "$TEST_TMP/hold.err")"
 sink_wait
 assert_eq "$(cat "$TEST_TMP/held")" held "what the held association carried"
-for _ in $(seq 1 50); do
-  got=$(sctp_conns 82)
-  [ "${got%% *}" = CLOSED ] && break
-  sleep 0.2
-done
+got=$(held_state CLOSED)
 log "shut down: $(adm "$LB" -L -n -c | grep " $VIP:82 "); ActiveConn:InActConn $(dest_counts ${RIP[1]}:8082)"
 assert_eq "$got" "CLOSED $held" "the association's entry once shut down"
 assert_eq "$(dest_counts ${RIP[1]}:8082)" "0:1" "ActiveConn:InActConn of ${RIP[1]}:8082 once shut down"

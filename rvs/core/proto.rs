@@ -135,16 +135,30 @@ impl L4Event {
 
     /// Whether this packet may open a new connection: a TCP SYN (without
     /// ACK or RST), any UDP datagram, an SCTP INIT (IPVS's
-    /// `tcp_conn_schedule`, `udp_conn_schedule`, `sctp_conn_schedule`).
-    /// Anything else for no known connection goes to the local stack,
-    /// which answers it with a reset or an ABORT.
-    pub fn opens(self) -> bool {
+    /// `tcp_conn_schedule`, `udp_conn_schedule`, `sctp_conn_schedule`);
+    /// in sloppy mode any TCP segment but a reset and any SCTP packet but
+    /// an ABORT, as IPVS's `sloppy_tcp` and `sloppy_sctp`. Anything else
+    /// for no known connection goes to the local stack, which answers it
+    /// with a reset or an ABORT.
+    pub fn opens(self, sloppy: Sloppy) -> bool {
         match self {
+            L4Event::Tcp(f) if sloppy.tcp => !f.rst,
             L4Event::Tcp(f) => f.syn && !f.ack && !f.rst,
             L4Event::Udp => true,
+            L4Event::Sctp(ev) if sloppy.sctp => ev != SctpEvent::Abort,
             L4Event::Sctp(ev) => ev.opens(),
         }
     }
+}
+
+/// Which protocols open connections on any packet (the `sloppy_tcp` and
+/// `sloppy_sctp` settings).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sloppy {
+    /// `sloppy_tcp`.
+    pub tcp: bool,
+    /// `sloppy_sctp`.
+    pub sctp: bool,
 }
 
 /// The TCP header flags the state machine looks at.
@@ -701,6 +715,57 @@ mod reopen_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sloppy_mode_opens_on_any_packet_but_a_reset_or_abort() {
+        let strict = Sloppy::default();
+        let sloppy = Sloppy {
+            tcp: true,
+            sctp: true,
+        };
+        let f = |syn, ack, rst| {
+            L4Event::Tcp(TcpFlags {
+                syn,
+                ack,
+                rst,
+                ..TcpFlags::default()
+            })
+        };
+        assert!(f(true, false, false).opens(strict));
+        for (ev, name) in [
+            (f(false, true, false), "ACK"),
+            (f(true, true, false), "SYN-ACK"),
+        ] {
+            assert!(!ev.opens(strict), "{name}");
+            assert!(ev.opens(sloppy), "{name}");
+        }
+        assert!(!f(false, true, true).opens(sloppy), "a reset never opens");
+        assert!(!f(true, false, true).opens(sloppy));
+        assert!(L4Event::Udp.opens(strict));
+        assert!(!L4Event::Sctp(SctpEvent::Data).opens(strict));
+        assert!(L4Event::Sctp(SctpEvent::Data).opens(sloppy));
+        assert!(L4Event::Sctp(SctpEvent::CookieEcho).opens(sloppy));
+        assert!(!L4Event::Sctp(SctpEvent::Abort).opens(sloppy));
+        let tcp_only = Sloppy {
+            tcp: true,
+            sctp: false,
+        };
+        assert!(!L4Event::Sctp(SctpEvent::Data).opens(tcp_only));
+        // A sloppy entry opened by a client's ACK is established at once,
+        // as in IPVS's table (NONE + ACK -> ESTABLISHED).
+        let ack = TcpFlags {
+            ack: true,
+            ..TcpFlags::default()
+        };
+        assert_eq!(
+            tcp_transition(TcpState::None, Dir::Input, ack),
+            TcpState::Established
+        );
+        assert_eq!(
+            tcp_transition(TcpState::None, Dir::InputOnly, ack),
+            TcpState::Established
+        );
+    }
     use TcpState::*;
 
     const SYN: TcpFlags = TcpFlags {

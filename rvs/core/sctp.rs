@@ -115,9 +115,9 @@ impl SctpEvent {
     }
 
     /// Whether a packet of this event may open a new entry: only an INIT,
-    /// as IPVS with `sloppy_sctp` 0 (rvs has no sloppy mode). Anything
-    /// else for no known association goes to the local stack, which
-    /// answers it with an ABORT.
+    /// as IPVS with `sloppy_sctp` 0 (`L4Event::opens` has the sloppy
+    /// mode). Anything else for no known association goes to the local
+    /// stack, which answers it with an ABORT.
     pub fn opens(self) -> bool {
         self == SctpEvent::Init
     }

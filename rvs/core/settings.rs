@@ -46,10 +46,18 @@ pub enum Setting {
     /// tunnels see no reply); 0 sends it along the old entry (IPVS's knob
     /// and default, 1).
     ConnReuseMode = 6,
+    /// `sloppy_tcp`: any TCP segment but a reset may open a connection
+    /// (1), not only a SYN (0, IPVS's default): a director taking over
+    /// from another without its connection table still forwards the
+    /// flows already under way.
+    SloppyTcp = 7,
+    /// `sloppy_sctp`: any SCTP packet but an ABORT may open an
+    /// association (1), not only an INIT (0).
+    SloppySctp = 8,
 }
 
 /// Number of settings (rows of [`SETTINGS`]).
-pub const COUNT: usize = 7;
+pub const COUNT: usize = 9;
 
 /// One row of the settings table.
 #[derive(Debug)]
@@ -143,6 +151,26 @@ pub static SETTINGS: [SettingSpec; COUNT] = [
         default: 1,
         range_msg: c"conn_reuse_mode is a bitmap of 1 and 2 (0 to 3)",
         help: "reschedule a SYN reusing an ended connection's ports (bits 1, 2)",
+    },
+    SettingSpec {
+        setting: Setting::SloppyTcp,
+        name: "sloppy_tcp",
+        attr: uapi::RVS_CMD_ATTR_SLOPPY_TCP,
+        min: 0,
+        max: 1,
+        default: 0,
+        range_msg: c"sloppy_tcp must be 0 or 1",
+        help: "let any TCP segment but a reset open a connection, not only a SYN",
+    },
+    SettingSpec {
+        setting: Setting::SloppySctp,
+        name: "sloppy_sctp",
+        attr: uapi::RVS_CMD_ATTR_SLOPPY_SCTP,
+        min: 0,
+        max: 1,
+        default: 0,
+        range_msg: c"sloppy_sctp must be 0 or 1",
+        help: "let any SCTP packet but an ABORT open an association, not only an INIT",
     },
 ];
 
@@ -238,7 +266,7 @@ mod tests {
         let e = validate(spec, 2).unwrap_err();
         assert_eq!(e.errno, ERANGE);
         assert_eq!(e.msg, c"expire_nodest_conn must be 0 or 1");
-        assert_eq!(defaults(), [0, 0, 1 << 20, 0, 0, 0, 1]);
+        assert_eq!(defaults(), [0, 0, 1 << 20, 0, 0, 0, 1, 0, 0]);
         assert_eq!(by_name("conntrack").map(|s| s.attr), Some(10));
         assert!(validate(Setting::Conntrack.spec(), 2).is_err());
         let max = Setting::ConnMax.spec();

@@ -92,7 +92,9 @@ uapi_consts! {
     RVS_CMD_ATTR_DROP_ENTRY: u16 = 12;
     RVS_CMD_ATTR_SECURE_TCP: u16 = 13;
     RVS_CMD_ATTR_CONN_REUSE_MODE: u16 = 14;
-    RVS_CMD_ATTR_MAX: u16 = 14;
+    RVS_CMD_ATTR_SLOPPY_TCP: u16 = 15;
+    RVS_CMD_ATTR_SLOPPY_SCTP: u16 = 16;
+    RVS_CMD_ATTR_MAX: u16 = 16;
 
     // enum rvs_svc_attr
     RVS_SVC_ATTR_UNSPEC: u16 = 0;

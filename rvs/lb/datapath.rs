@@ -24,7 +24,7 @@ use crate::lb::xmit;
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::icmp::{self, IcmpNat, IPPROTO_ICMP};
 use crate::rvs_core::packet::{IPPROTO_SCTP, IPPROTO_UDP};
-use crate::rvs_core::proto::{self, Dir};
+use crate::rvs_core::proto::{self, Dir, Sloppy};
 use crate::rvs_core::sched::Flow;
 use crate::rvs_core::settings::Setting;
 use crate::rvs_core::tunnel_icmp;
@@ -132,9 +132,13 @@ fn request(
                 return Verdict::Accept;
             };
             // Only a SYN opens a TCP connection and an INIT an SCTP
-            // association, as in IPVS; other packets go to the local
-            // stack, which answers them with a reset or an ABORT.
-            if !pkt.l4.opens() {
+            // association, as in IPVS, unless sloppy; other packets go to
+            // the local stack, which answers them with a reset or an ABORT.
+            let sloppy = Sloppy {
+                tcp: ns.setting(Setting::SloppyTcp) != 0,
+                sctp: ns.setting(Setting::SloppySctp) != 0,
+            };
+            if !pkt.l4.opens(sloppy) {
                 return Verdict::Accept;
             }
             // A new entry only for a packet whose checksum holds: a corrupt

@@ -96,6 +96,8 @@ enum rvs_attr {
 	RVS_CMD_ATTR_DROP_ENTRY,	/* 12: percent of conn_max, 0 = off */
 	RVS_CMD_ATTR_SECURE_TCP,	/* 13: seconds, 0 = off */
 	RVS_CMD_ATTR_CONN_REUSE_MODE,	/* 14: bits 1 and 2, as IPVS's */
+	RVS_CMD_ATTR_SLOPPY_TCP,	/* 15: 0/1 */
+	RVS_CMD_ATTR_SLOPPY_SCTP,	/* 16: 0/1 */
 	__RVS_CMD_ATTR_MAX,
 };
 #define RVS_CMD_ATTR_MAX (__RVS_CMD_ATTR_MAX - 1)

@@ -28,6 +28,7 @@ pub mod rvs_core {
     pub mod expiry;
     pub mod hash;
     pub mod icmp;
+    pub mod ipvs_sysctl;
     pub mod nlattr;
     pub mod packet;
     pub mod procconn;

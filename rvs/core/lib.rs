@@ -33,6 +33,7 @@ pub mod estimator;
 pub mod expiry;
 pub mod hash;
 pub mod icmp;
+pub mod ipvs_sysctl;
 pub mod nlattr;
 pub mod packet;
 pub mod procconn;

@@ -23,12 +23,15 @@ use kernel::prelude::*;
 pub(crate) trait SysctlKnobs: 'static {
     /// The directory, under /proc/sys (as `c"net/ipv4/vs"`).
     const DIR: &'static CStr;
-    /// The knobs' file names, in index order.
-    const NAMES: &'static [&'static CStr];
+    /// The number of knobs.
+    const COUNT: usize;
+    /// The file name of knob `index` (below `COUNT`).
+    fn name(index: usize) -> &'static CStr;
     /// The current value of knob `index` in `net`.
     fn read(net: &Net, index: usize) -> i32;
     /// Stores `value` into knob `index` of `net`, or refuses it with an
-    /// errno (EINVAL for a value out of range, as sysctls do).
+    /// errno (EINVAL for a value out of range, as sysctls do), which the
+    /// writer gets.
     fn write(net: &Net, index: usize, value: i32) -> Result;
 }
 
@@ -93,8 +96,9 @@ unsafe impl Sync for SysctlDir {}
 impl SysctlDir {
     /// Registers `K`'s knobs in `net`'s `/proc/sys/K::DIR`, mode 0644.
     pub(crate) fn register<K: SysctlKnobs>(net: &Net) -> Result<Self> {
-        let mut table = KVec::with_capacity(K::NAMES.len(), GFP_KERNEL)?;
-        for (index, name) in K::NAMES.iter().enumerate() {
+        let mut table = KVec::with_capacity(K::COUNT, GFP_KERNEL)?;
+        for index in 0..K::COUNT {
+            let name = K::name(index);
             table.push(
                 ffi::ctl_table {
                     procname: name.as_ptr(),

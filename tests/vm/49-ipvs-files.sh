@@ -16,7 +16,12 @@
 #    conn_reuse_mode, expire_nodest_conn, expire_quiescent_template):
 #    written and read back, refused to root of a user namespace that does
 #    not own the network namespace; on rvs, the same values through
-#    rvsadm -L --options.
+#    rvsadm -L --options; sloppy_tcp and sloppy_sctp the same way;
+#  - the directory's files: on rvs, IPVS's integer knobs but four (see
+#    rvs/core/ipvs_sysctl.rs); range errors (EINVAL); drop_entry and
+#    secure_tcp's modes mapped onto rvs's units; the knobs rvs has no
+#    setting for take only the value that says what rvs does, and refuse
+#    others with EOPNOTSUPP and a kernel log line saying why.
 . "$(dirname "$0")/../lib.sh"
 ipvs_clients
 adm_init rr
@@ -197,16 +202,58 @@ assert_eq "$(vs expire_nodest_conn)" 0 "expire_nodest_conn after the refused wri
 got=$(foreign cat /proc/sys/net/ipv4/vs/conn_reuse_mode) || fail "cannot read from a user namespace"
 assert_eq "$got" 1 "conn_reuse_mode read from a foreign user namespace"
 
+# The directory: on rvs, every integer knob of IPVS but the sync daemon's
+# sync_qlen_max and sync_threshold, est_cpulist (a CPU list) and
+# debug_level (CONFIG_IP_VS_DEBUG only); on IPVS, at least those.
+ours="am_droprate amemthresh backup_only cache_bypass conn_reuse_mode conntrack drop_entry drop_packet est_nice expire_nodest_conn expire_quiescent_template ignore_tunneled nat_icmp_send pmtu_disc run_estimation schedule_icmp secure_tcp sloppy_sctp sloppy_tcp snat_reroute sync_persist_mode sync_ports sync_refresh_period sync_retries sync_sock_size sync_version"
+files=$(ip netns exec "$LB" ls /proc/sys/net/ipv4/vs | tr '\n' ' ')
 if [ "${RVS_COMPAT:-0}" = 1 ]; then
-  # rvs only: its range checks, and the knobs it does not implement are
-  # absent rather than pretending (IPVS takes any integer here).
-  for kv in conntrack=2 conn_reuse_mode=4 expire_nodest_conn=-1; do
-    out=$(ip netns exec "$LB" sysctl -w "net.ipv4.vs.$kv" 2>&1) && fail "sysctl -w net.ipv4.vs.$kv accepted"
-    log "sysctl -w net.ipv4.vs.$kv: $out"
-    case $out in *"Invalid argument"*) ;; *) fail "net.ipv4.vs.$kv: expected EINVAL, got: $out" ;; esac
+  assert_eq "$files" "$ours " "rvs's net.ipv4.vs knobs"
+else
+  for k in $ours; do case " $files" in *" $k "*) ;; *) fail "IPVS has no net.ipv4.vs.$k" ;; esac; done
+fi
+# sloppy_tcp and sloppy_sctp, both engines (73-sloppy-tcp: what they do).
+for kv in sloppy_tcp=1 sloppy_sctp=1 sloppy_tcp=0 sloppy_sctp=0; do
+  k=${kv%=*} v=${kv#*=}
+  nsysctl "$LB" "net.ipv4.vs.$kv"
+  assert_eq "$(vs "$k")" "$v" "net.ipv4.vs.$k after writing $v"
+  if [ "${RVS_COMPAT:-0}" = 1 ]; then assert_eq "$(opt "$k")" "$v" "rvsadm -L --options $k after the sysctl"; fi
+done
+
+if [ "${RVS_COMPAT:-0}" = 1 ]; then
+  # rvs only: its range checks (IPVS takes any integer here)...
+  refused() { # refused KEY=VALUE ERRNO-TEXT
+    out=$(ip netns exec "$LB" sysctl -w "net.ipv4.vs.$1" 2>&1) && fail "sysctl -w net.ipv4.vs.$1 accepted"
+    log "sysctl -w net.ipv4.vs.$1: $out"
+    case $out in *"$2"*) ;; *) fail "net.ipv4.vs.$1: expected '$2', got: $out" ;; esac
+  }
+  for kv in conntrack=2 conn_reuse_mode=4 expire_nodest_conn=-1 sloppy_tcp=2 drop_entry=4; do
+    refused "$kv" "Invalid argument"
   done
   assert_eq "$(vs conntrack) $(vs conn_reuse_mode) $(vs expire_nodest_conn)" "0 1 0" "values after refused writes"
-  assert_eq "$(ip netns exec "$LB" ls /proc/sys/net/ipv4/vs | tr '\n' ' ')" \
-    "conn_reuse_mode conntrack expire_nodest_conn expire_quiescent_template " "rvs's net.ipv4.vs knobs"
+  # ... IPVS's defence modes over rvs's own units: 1 (automatic) turns
+  # rvs's on at 90 % of conn_max and 60 s, 0 off; 2 and 3 are refused...
+  nsysctl "$LB" net.ipv4.vs.drop_entry=1 net.ipv4.vs.secure_tcp=1
+  assert_eq "$(vs drop_entry) $(opt drop_entry) $(vs secure_tcp) $(opt secure_tcp)" "1 90 1 60" \
+    "drop_entry and secure_tcp after writing 1 (sysctl, then rvs's option)"
+  refused drop_entry=3 "Operation not supported"
+  nsysctl "$LB" net.ipv4.vs.drop_entry=0 net.ipv4.vs.secure_tcp=0
+  assert_eq "$(vs drop_entry) $(opt drop_entry) $(vs secure_tcp) $(opt secure_tcp)" "0 0 0 0" \
+    "drop_entry and secure_tcp after writing 0"
+  # ... and the knobs it has no setting for show what rvs does, take that
+  # value, and refuse any other with a reason in the kernel log.
+  assert_eq "$(vs sync_version) $(vs run_estimation) $(vs snat_reroute) $(vs amemthresh)" "1 1 0 1024" \
+    "sync_version run_estimation snat_reroute amemthresh"
+  nsysctl "$LB" net.ipv4.vs.sync_version=1 net.ipv4.vs.cache_bypass=0
+  mark=$(kmsg_mark)
+  refused drop_packet=1 "Operation not supported"
+  sleep 0.2 # the log takes ten refusals a second
+  refused sync_version=0 "Operation not supported"
+  klog=$(dmesg_since "$mark")
+  for line in "net.ipv4.vs.drop_packet = 1 refused: rvs drops no packets at random" \
+    "net.ipv4.vs.sync_version = 0 refused: rvs has no connection sync daemon yet"; do
+    case $klog in *"$line"*) ;; *) fail "no kernel log line '$line' (log: $klog)" ;; esac
+  done
+  assert_eq "$(vs drop_packet) $(vs sync_version)" "0 1" "drop_packet and sync_version after refused writes"
 fi
 pass "ip_vs_conn, ip_vs_conn_sync, ip_vs_stats, ip_vs_stats_percpu and the net.ipv4.vs sysctls, as IPVS"

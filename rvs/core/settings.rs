@@ -54,10 +54,17 @@ pub enum Setting {
     /// `sloppy_sctp`: any SCTP packet but an ABORT may open an
     /// association (1), not only an INIT (0).
     SloppySctp = 8,
+    /// `vip_guard`: what happens to a TCP SYN, SCTP INIT or UDP datagram
+    /// from outside to the address of a virtual service that matches no
+    /// service of that address: 0 (`off`) delivers it to the director's
+    /// own sockets, as IPVS does (so a VIP exposes every local listener
+    /// bound to the wildcard address); 1 (`drop`) drops it; 2 (`reject`)
+    /// answers ICMP port unreachable.
+    VipGuard = 9,
 }
 
 /// Number of settings (rows of [`SETTINGS`]).
-pub const COUNT: usize = 9;
+pub const COUNT: usize = 10;
 
 /// One row of the settings table.
 #[derive(Debug)]
@@ -78,6 +85,9 @@ pub struct SettingSpec {
     pub range_msg: &'static CStr,
     /// One line for `--show-options` and the man page.
     pub help: &'static str,
+    /// Names of the values, by value (`off`, `drop`, ...), for settings
+    /// that are a choice rather than a number; empty for numbers.
+    pub names: &'static [&'static str],
 }
 
 /// Every setting, indexed by `Setting as usize`.
@@ -91,6 +101,7 @@ pub static SETTINGS: [SettingSpec; COUNT] = [
         default: 0,
         range_msg: c"expire_nodest_conn must be 0 or 1",
         help: "drop a deleted real server's connections on their next packet",
+        names: &[],
     },
     SettingSpec {
         setting: Setting::ExpireQuiescentTemplate,
@@ -101,6 +112,7 @@ pub static SETTINGS: [SettingSpec; COUNT] = [
         default: 0,
         range_msg: c"expire_quiescent_template must be 0 or 1",
         help: "expire persistence templates of weight-0 real servers",
+        names: &[],
     },
     SettingSpec {
         setting: Setting::ConnMax,
@@ -111,6 +123,7 @@ pub static SETTINGS: [SettingSpec; COUNT] = [
         default: defense::CONN_MAX_DEFAULT,
         range_msg: c"conn_max must be between 16 and 16777216",
         help: "most connection entries; new connections beyond are dropped",
+        names: &[],
     },
     SettingSpec {
         setting: Setting::DropEntry,
@@ -121,6 +134,7 @@ pub static SETTINGS: [SettingSpec; COUNT] = [
         default: 0,
         range_msg: c"drop_entry must be a percentage of conn_max, 0 (off) to 100",
         help: "above this % of conn_max, evict half-open entries (0: off)",
+        names: &[],
     },
     SettingSpec {
         setting: Setting::SecureTcp,
@@ -131,6 +145,7 @@ pub static SETTINGS: [SettingSpec; COUNT] = [
         default: 0,
         range_msg: c"secure_tcp must be 0 (off) to 60 seconds",
         help: "half-open TCP entries live this many seconds (0: off)",
+        names: &[],
     },
     SettingSpec {
         setting: Setting::Conntrack,
@@ -141,6 +156,7 @@ pub static SETTINGS: [SettingSpec; COUNT] = [
         default: 0,
         range_msg: c"conntrack must be 0 or 1",
         help: "let conntrack and nftables NAT see forwarded connections",
+        names: &[],
     },
     SettingSpec {
         setting: Setting::ConnReuseMode,
@@ -151,6 +167,7 @@ pub static SETTINGS: [SettingSpec; COUNT] = [
         default: 1,
         range_msg: c"conn_reuse_mode is a bitmap of 1 and 2 (0 to 3)",
         help: "reschedule a SYN reusing an ended connection's ports (bits 1, 2)",
+        names: &[],
     },
     SettingSpec {
         setting: Setting::SloppyTcp,
@@ -161,6 +178,7 @@ pub static SETTINGS: [SettingSpec; COUNT] = [
         default: 0,
         range_msg: c"sloppy_tcp must be 0 or 1",
         help: "let any TCP segment but a reset open a connection, not only a SYN",
+        names: &[],
     },
     SettingSpec {
         setting: Setting::SloppySctp,
@@ -171,6 +189,18 @@ pub static SETTINGS: [SettingSpec; COUNT] = [
         default: 0,
         range_msg: c"sloppy_sctp must be 0 or 1",
         help: "let any SCTP packet but an ABORT open an association, not only an INIT",
+        names: &[],
+    },
+    SettingSpec {
+        setting: Setting::VipGuard,
+        name: "vip_guard",
+        attr: uapi::RVS_CMD_ATTR_VIP_GUARD,
+        min: 0,
+        max: 2,
+        default: 0,
+        range_msg: c"vip_guard must be 0 (off), 1 (drop) or 2 (reject)",
+        help: "new flows to a VIP's other ports: off (to local sockets), drop, reject",
+        names: &["off", "drop", "reject"],
     },
 ];
 
@@ -196,6 +226,19 @@ pub fn by_attr(attr: u16) -> Option<&'static SettingSpec> {
 /// The row called `name`.
 pub fn by_name(name: &str) -> Option<&'static SettingSpec> {
     SETTINGS.iter().find(|s| s.name == name)
+}
+
+/// The value called `name` in `spec`'s names, or `name` as a number.
+pub fn parse_value(spec: &SettingSpec, name: &str) -> Option<u32> {
+    match spec.names.iter().position(|n| *n == name) {
+        Some(i) => u32::try_from(i).ok(),
+        None => name.parse().ok(),
+    }
+}
+
+/// The name of `value` in `spec`, if its values have names.
+pub fn value_name(spec: &SettingSpec, value: u32) -> Option<&'static str> {
+    spec.names.get(usize::try_from(value).ok()?).copied()
 }
 
 /// Checks a value for `spec`: ERANGE with the row's message when outside
@@ -232,6 +275,11 @@ mod tests {
             );
             assert!(spec.attr >= 8, "{}: attributes 1..7 are IPVS's", spec.name);
             assert!(!spec.help.is_empty());
+            assert!(
+                spec.names.is_empty() || spec.names.len() as u32 == spec.max - spec.min + 1,
+                "{}: a name for every value",
+                spec.name
+            );
             assert!(spec
                 .name
                 .bytes()
@@ -266,7 +314,15 @@ mod tests {
         let e = validate(spec, 2).unwrap_err();
         assert_eq!(e.errno, ERANGE);
         assert_eq!(e.msg, c"expire_nodest_conn must be 0 or 1");
-        assert_eq!(defaults(), [0, 0, 1 << 20, 0, 0, 0, 1, 0, 0]);
+        assert_eq!(defaults(), [0, 0, 1 << 20, 0, 0, 0, 1, 0, 0, 0]);
+        let guard = Setting::VipGuard.spec();
+        assert_eq!(parse_value(guard, "reject"), Some(2));
+        assert_eq!(parse_value(guard, "1"), Some(1));
+        assert_eq!(parse_value(guard, "on"), None);
+        assert_eq!(value_name(guard, 0), Some("off"));
+        assert_eq!(value_name(guard, 3), None);
+        assert_eq!(value_name(Setting::ConnMax.spec(), 0), None);
+        assert_eq!(parse_value(Setting::ConnMax.spec(), "16"), Some(16));
         assert_eq!(by_name("conntrack").map(|s| s.attr), Some(10));
         assert!(validate(Setting::Conntrack.spec(), 2).is_err());
         let max = Setting::ConnMax.spec();

@@ -94,7 +94,8 @@ uapi_consts! {
     RVS_CMD_ATTR_CONN_REUSE_MODE: u16 = 14;
     RVS_CMD_ATTR_SLOPPY_TCP: u16 = 15;
     RVS_CMD_ATTR_SLOPPY_SCTP: u16 = 16;
-    RVS_CMD_ATTR_MAX: u16 = 16;
+    RVS_CMD_ATTR_VIP_GUARD: u16 = 17;
+    RVS_CMD_ATTR_MAX: u16 = 17;
 
     // enum rvs_svc_attr
     RVS_SVC_ATTR_UNSPEC: u16 = 0;
@@ -178,7 +179,8 @@ uapi_consts! {
     RVS_INFO_ATTR_CONN_REFUSED: u16 = 5;
     RVS_INFO_ATTR_CONN_EVICTED: u16 = 6;
     RVS_INFO_ATTR_PAD: u16 = 7;
-    RVS_INFO_ATTR_MAX: u16 = 7;
+    RVS_INFO_ATTR_VIP_GUARDED: u16 = 8;
+    RVS_INFO_ATTR_MAX: u16 = 8;
 }
 
 /// Size in bytes of `struct rvs_flags { __u32 flags; __u32 mask; }`.

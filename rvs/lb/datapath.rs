@@ -24,7 +24,7 @@ use crate::lb::xmit;
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::icmp::{self, IcmpNat, IPPROTO_ICMP};
 use crate::rvs_core::packet::{IPPROTO_SCTP, IPPROTO_UDP};
-use crate::rvs_core::proto::{self, Dir, Sloppy};
+use crate::rvs_core::proto::{self, Dir, L4Event, Sloppy};
 use crate::rvs_core::sched::Flow;
 use crate::rvs_core::settings::Setting;
 use crate::rvs_core::tunnel_icmp;
@@ -77,7 +77,7 @@ pub(crate) fn handle(
         HookPoint::LocalInRequest | HookPoint::LocalOutRequest => {
             request(point, ns, conns, net, skb, &pkt, &g)
         }
-        HookPoint::LocalInReply | HookPoint::ForwardReply => reply(ns, conns, skb, &pkt, &g),
+        HookPoint::LocalInReply | HookPoint::ForwardReply => reply(point, ns, conns, skb, &pkt, &g),
     }
 }
 
@@ -129,6 +129,9 @@ fn request(
                 None => ns.services.lookup(g, af, proto, &vaddr, pkt.dport),
             };
             let Some(svc) = found else {
+                if point == HookPoint::LocalInRequest {
+                    return vip_guard(ns, net, skb, pkt, g);
+                }
                 return Verdict::Accept;
             };
             // Only a SYN opens a TCP connection and an INIT an SCTP
@@ -533,7 +536,39 @@ fn tunnel_icmp_error<'a>(
     Ok(Verdict::Stolen)
 }
 
+/// The VIP port guard (`vip_guard`), for a packet from outside that
+/// matches no service: the first packet of a flow to a virtual service's
+/// address is dropped or refused instead of reaching the director's own
+/// sockets. A TCP segment other than a SYN, an SCTP packet other than an
+/// INIT (for which the stack has no connection: it resets or aborts them
+/// itself; for the host's own connections, they are theirs), a UDP
+/// datagram that conntrack saw as a reply to a flow this host opened, and
+/// any packet to an address that is no VIP pass untouched.
+fn vip_guard(ns: &NetState, net: &Net, mut skb: Skb<'_>, pkt: &Packet, g: &ReadGuard) -> Verdict {
+    let mode = ns.setting(Setting::VipGuard);
+    if mode == 0 || !ns.services.vips.contains(g, pkt.ip.af, &pkt.ip.daddr) {
+        return Verdict::Accept;
+    }
+    let opens = match pkt.l4 {
+        L4Event::Tcp(f) => f.syn && !f.ack && !f.rst,
+        L4Event::Sctp(ev) => ev.opens(),
+        L4Event::Udp => !skb.ct_is_reply(),
+    };
+    if !opens {
+        return Verdict::Accept;
+    }
+    ns.count_guarded(skb.len());
+    if mode == VIP_GUARD_REJECT {
+        skb::icmp_port_unreachable(net, &mut skb, pkt.ip.af);
+    }
+    Verdict::Drop
+}
+
+/// `vip_guard`'s value for answering ICMP port unreachable.
+const VIP_GUARD_REJECT: u32 = 2;
+
 fn reply(
+    point: HookPoint,
     ns: &NetState,
     conns: &ConnTable,
     mut skb: Skb<'_>,
@@ -569,7 +604,15 @@ fn reply(
     }
     let vaddr = conn.tuple.vaddr;
     match xmit::nat_rewrite(&mut skb, pkt, xmit::Side::Source, &vaddr, conn.tuple.vport) {
-        Ok(()) => Verdict::Accept,
+        Ok(()) => {
+            // A reply to a client on the director goes on to LOCAL_IN's
+            // request hook: marked as rvs's, it passes there (no service
+            // has its port, and the VIP port guard must not take it).
+            if point == HookPoint::LocalInReply {
+                skb.mark_rvs();
+            }
+            Verdict::Accept
+        }
         Err(_) => Verdict::Drop,
     }
 }

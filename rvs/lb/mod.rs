@@ -21,4 +21,5 @@ pub(crate) mod service_table;
 pub(crate) mod state;
 pub(crate) mod stats;
 pub(crate) mod sysctls;
+pub(crate) mod vip_set;
 pub(crate) mod xmit;

@@ -222,6 +222,7 @@ fn get_info(req: &Request<'_>) -> Result {
         msg.put_u64(RVS_INFO_ATTR_CONN_REFUSED, conns.refused(), pad)?;
         msg.put_u64(RVS_INFO_ATTR_CONN_EVICTED, conns.evicted(), pad)?;
     }
+    msg.put_u64(RVS_INFO_ATTR_VIP_GUARDED, ns.guarded(), RVS_INFO_ATTR_PAD)?;
     reply.send()
 }
 

@@ -11,6 +11,7 @@
 
 use crate::lb::dest::Dest;
 use crate::lb::service::{cfg, check_port, copy_without, ModelError, Service, ServiceList};
+use crate::lb::vip_set::VipSet;
 use crate::rvs_core::config::{AddrFamily, EEXIST, ENOENT, ESRCH};
 use crate::rvs_core::hash::{self, SipKey};
 use crate::rvs_core::svcattr::{DestParams, ServiceKey, ServiceParams};
@@ -52,6 +53,9 @@ pub(crate) struct Services {
     /// without a service of its own port looks for one only when there are
     /// some (IPVS's `nullsvc_counter`).
     all_ports_services: AtomicU32,
+    /// The addresses of the address services (not the mark services), for
+    /// the VIP port guard.
+    pub(crate) vips: VipSet,
 }
 
 impl Services {
@@ -64,9 +68,11 @@ impl Services {
         }
         let mut key = [0u8; 16];
         random::fill(&mut key);
+        let key = SipKey::from_bytes(&key);
         Ok(Self {
             buckets,
-            key: SipKey::from_bytes(&key),
+            key,
+            vips: VipSet::new(key)?,
             count: AtomicU32::new(0),
             fwmark_services: AtomicU32::new(0),
             all_ports_services: AtomicU32::new(0),
@@ -249,7 +255,15 @@ impl Services {
         }
         let mut new = copy_without(list, None)?;
         new.push(Service::new(key, p)?, GFP_KERNEL_ACCOUNT)?;
-        bucket.replace(Some(new), w)?;
+        if !key.is_fwmark() {
+            self.vips.acquire(w, key.af, &key.addr)?;
+        }
+        if let Err(e) = bucket.replace(Some(new), w) {
+            if !key.is_fwmark() {
+                self.vips.release(w, key.af, &key.addr);
+            }
+            return Err(e.into());
+        }
         self.count.fetch_add(1, Relaxed);
         if key.is_fwmark() {
             self.fwmark_services.fetch_add(1, Relaxed);
@@ -291,6 +305,9 @@ impl Services {
         if let Some(svc) = gone {
             svc.retire_dests(w);
         }
+        if !key.is_fwmark() {
+            self.vips.release(w, key.af, &key.addr);
+        }
         self.count.fetch_sub(1, Relaxed);
         if key.is_fwmark() {
             self.fwmark_services.fetch_sub(1, Relaxed);
@@ -310,6 +327,7 @@ impl Services {
                 b.replace(None, &mut *w)?;
             }
         }
+        self.vips.clear(w);
         self.count.store(0, Relaxed);
         self.fwmark_services.store(0, Relaxed);
         self.all_ports_services.store(0, Relaxed);

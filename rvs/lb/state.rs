@@ -22,6 +22,7 @@ use crate::rvs_core::settings::{self, Setting};
 use crate::sys::netdev::DeviceHandler;
 use crate::sys::netns::Net;
 use crate::sys::param;
+use crate::sys::percpu::Counters;
 use crate::sys::pernet::{Pernet, PernetId, PernetState};
 use crate::sys::rcu::{RcuCell, SetOnce, Writer, WriterLock};
 use crate::sys::time;
@@ -76,11 +77,24 @@ pub(crate) struct NetState {
     last_estimate: [AtomicU64; 2],
     /// Collector runs so far: picks the half whose rates are estimated.
     ticks: AtomicU64,
+    /// Packets (and bytes) the VIP port guard dropped or refused, per CPU:
+    /// a flood of them costs no shared cache line.
+    guarded: Counters,
 }
 
 static NET_ID: PernetId<NetState> = PernetId::new();
 
 impl NetState {
+    /// Counts a packet the VIP port guard dropped or refused.
+    pub(crate) fn count_guarded(&self, bytes: usize) {
+        self.guarded.count_in(bytes, false);
+    }
+
+    /// Packets the VIP port guard dropped or refused so far.
+    pub(crate) fn guarded(&self) -> u64 {
+        self.guarded.sum().inpkts
+    }
+
     /// The configuration lock: serializes netlink commands of this
     /// namespace.
     pub(crate) fn lock(&self) -> Writer<'_, Ctl> {
@@ -207,6 +221,7 @@ impl PernetState for NetState {
         let services = Services::new()?;
         let tot_stats = param::ipvs_compat().then(Stats::new).transpose()?;
         let timeouts = RcuCell::new(Timeouts::default())?;
+        let guarded = Counters::new()?;
         KBox::pin_init(
             pin_init!(NetState {
                 conns: SetOnce::new(),
@@ -219,6 +234,7 @@ impl PernetState for NetState {
                 collected: AtomicU32::new(0),
                 last_estimate: [(); 2].map(|()| AtomicU64::new(time::jiffies())),
                 ticks: AtomicU64::new(0),
+                guarded,
             }),
             GFP_KERNEL_ACCOUNT,
         )

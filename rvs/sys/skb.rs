@@ -220,6 +220,13 @@ impl<'a> Skb<'a> {
         unsafe { ffi::rvs_skb_is_xmit(self.ptr) }
     }
 
+    /// Marks the packet as rvs's (what [`Self::is_rvs_xmit`] tests), so
+    /// rvs's later hooks pass it.
+    pub(crate) fn mark_rvs(&mut self) {
+        // SAFETY: valid skb (invariant); one bit of it, which we own.
+        unsafe { ffi::rvs_skb_mark_xmit(self.ptr) };
+    }
+
     /// The packet's firewall mark (`skb->mark`, set e.g. by nftables'
     /// `meta mark set`), for firewall-mark services.
     pub(crate) fn fwmark(&self) -> u32 {
@@ -379,6 +386,16 @@ pub(crate) fn local_out(net: &Net, skb: Skb<'_>, af: AddrFamily, from_wire: bool
 }
 
 impl Skb<'_> {
+    /// Whether conntrack saw the packet travel the reply direction of its
+    /// entry (a reply to a flow this host opened, or an error about one);
+    /// false when it is untracked or conntrack is not in use.
+    pub(crate) fn ct_is_reply(&self) -> bool {
+        let mut ctinfo = 0;
+        // SAFETY: valid skb (invariant); `ctinfo` is a local.
+        let ct = unsafe { ffi::rvs_ct_get(self.ptr, &mut ctinfo) };
+        !ct.is_null() && ctinfo >= ffi::IP_CT_IS_REPLY
+    }
+
     /// Makes the packet's conntrack entry, if it is new and this is its
     /// original direction, expect replies from `addr:port` (a NAT real
     /// server, 16-byte address form) rather than from where the client

@@ -98,6 +98,7 @@ enum rvs_attr {
 	RVS_CMD_ATTR_CONN_REUSE_MODE,	/* 14: bits 1 and 2, as IPVS's */
 	RVS_CMD_ATTR_SLOPPY_TCP,	/* 15: 0/1 */
 	RVS_CMD_ATTR_SLOPPY_SCTP,	/* 16: 0/1 */
+	RVS_CMD_ATTR_VIP_GUARD,		/* 17: 0 off, 1 drop, 2 reject */
 	__RVS_CMD_ATTR_MAX,
 };
 #define RVS_CMD_ATTR_MAX (__RVS_CMD_ATTR_MAX - 1)
@@ -202,6 +203,7 @@ enum rvs_info_attr {
 	RVS_INFO_ATTR_CONN_REFUSED,	/* 5: u64 new connections refused (table full, no memory) */
 	RVS_INFO_ATTR_CONN_EVICTED,	/* 6: u64 embryonic entries evicted (drop_entry) */
 	RVS_INFO_ATTR_PAD,		/* 7: padding for the u64 attributes */
+	RVS_INFO_ATTR_VIP_GUARDED,	/* 8: u64 packets the VIP port guard dropped or refused */
 	__RVS_INFO_ATTR_MAX,
 };
 #define RVS_INFO_ATTR_MAX (__RVS_INFO_ATTR_MAX - 1)

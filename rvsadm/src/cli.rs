@@ -399,7 +399,20 @@ fn set_options(m: &ArgMatches) -> Result<Vec<(u16, u32)>, UsageError> {
                 names.join(", ")
             ));
         };
-        let v = parse_number(value.trim(), spec.min, spec.max, spec.name)?;
+        let value = value.trim();
+        let v = match spec.names.iter().position(|n| *n == value) {
+            Some(i) => i as u32,
+            None if spec.names.is_empty() => parse_number(value, spec.min, spec.max, spec.name)?,
+            None => parse_number(value, spec.min, spec.max, spec.name).map_err(|_| {
+                UsageError(format!(
+                    "invalid {} '{value}' (expected {} or a number {}-{})",
+                    spec.name,
+                    spec.names.join(", "),
+                    spec.min,
+                    spec.max
+                ))
+            })?,
+        };
         if out.iter().any(|(a, _)| *a == spec.attr) {
             return usage(format!("setting {} given twice", spec.name));
         }
@@ -1123,6 +1136,19 @@ mod tests {
             Command::SetOptions(vec![(9, 1), (8, 0)])
         );
         let err = |args: &[&str]| run(args).unwrap_err();
+        // A choice takes its names or their numbers.
+        assert_eq!(
+            run(&["--set-option", "vip_guard=reject"]).unwrap(),
+            Command::SetOptions(vec![(17, 2)])
+        );
+        assert_eq!(
+            run(&["--set-option", "vip_guard=1"]).unwrap(),
+            Command::SetOptions(vec![(17, 1)])
+        );
+        assert_eq!(
+            err(&["--set-option", "vip_guard=on"]),
+            "invalid vip_guard 'on' (expected off, drop, reject or a number 0-2)"
+        );
         assert!(err(&["--set-option", "nope=1"])
             .starts_with("unknown setting 'nope' (settings: expire_nodest_conn, "));
         assert!(err(&["--set-option", "expire_nodest_conn"]).contains("NAME=VALUE"));

@@ -485,6 +485,7 @@ pub fn parse_info(attrs: &[u8]) -> Result<Info, ParseError> {
     let mut version = None;
     let mut size = 0;
     let mut conns: Option<ConnCounters> = None;
+    let mut vip_guarded = None;
     for a in Attrs::new(attrs) {
         let (ty, p) = a?;
         match ty {
@@ -502,6 +503,7 @@ pub fn parse_info(attrs: &[u8]) -> Result<Info, ParseError> {
             uapi::RVS_INFO_ATTR_CONN_EVICTED => {
                 conns.get_or_insert_default().evicted = get_u64(p, "info CONN_EVICTED")?
             }
+            uapi::RVS_INFO_ATTR_VIP_GUARDED => vip_guarded = Some(get_u64(p, "info VIP_GUARDED")?),
             _ => {}
         }
     }
@@ -510,6 +512,7 @@ pub fn parse_info(attrs: &[u8]) -> Result<Info, ParseError> {
             version,
             conn_tab_size: size,
             conns,
+            vip_guarded,
         }),
         None => perr("info reply without VERSION"),
     }

@@ -5,7 +5,7 @@ use std::net::IpAddr;
 
 use serde::Serialize;
 
-use rvs_core::settings::SettingSpec;
+use rvs_core::settings::{self, SettingSpec};
 
 use crate::types::{
     fmt_addr_port, sched_flags_text, Conn, Dest, Forward, Info, Service, Stats, Timeouts,
@@ -431,7 +431,10 @@ pub fn format_settings(values: &[(&SettingSpec, u32)]) -> String {
     let width = values.iter().map(|(s, _)| s.name.len()).max().unwrap_or(0);
     values
         .iter()
-        .map(|(s, v)| format!("{:<width$} {v}\n", s.name))
+        .map(|(s, v)| match settings::value_name(s, *v) {
+            Some(name) => format!("{:<width$} {v} ({name})\n", s.name),
+            None => format!("{:<width$} {v}\n", s.name),
+        })
         .collect()
 }
 
@@ -509,6 +512,9 @@ struct JsonTable<'a> {
     conn_tab_size: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     conn_table: Option<JsonConns>,
+    /// Packets the VIP port guard dropped or refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    vip_guarded: Option<u64>,
     services: Vec<JsonService<'a>>,
 }
 
@@ -622,6 +628,7 @@ pub fn format_json(info: &Info, entries: &[Entry]) -> String {
             refused: c.refused,
             evicted: c.evicted,
         }),
+        vip_guarded: info.vip_guarded,
         services: entries
             .iter()
             .map(|e| {
@@ -754,6 +761,7 @@ mod tests {
             version: 0x010201,
             conn_tab_size: 4096,
             conns: None,
+            vip_guarded: None,
         }
     }
 

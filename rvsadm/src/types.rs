@@ -455,6 +455,9 @@ pub struct Info {
     /// The connection table's counters (rvs addition; absent before the
     /// namespace's first service).
     pub conns: Option<ConnCounters>,
+    /// Packets the VIP port guard dropped or refused (rvs addition;
+    /// absent from older modules).
+    pub vip_guarded: Option<u64>,
 }
 
 /// The connection table's size and flood counters (GET_INFO, rvs addition).

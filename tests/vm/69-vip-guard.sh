@@ -22,7 +22,22 @@ RIP6=2001:db8:1::1
 serve_name_bg "${RS[1]}" tcp 80 rs1
 serve_name_bg "${RS[1]}" udp 53 rs1-dns
 serve_name_bg "$LB" tcp 443 director
-serve_name_bg "$LB" udp 5353 director-udp
+# The director's UDP listener records what it receives (a wildcard
+# socket would answer from the director's own address, which a client of
+# the VIP ignores): one line per datagram in $TEST_TMP/udp.
+mk_test_tmp
+ip netns exec "$LB" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+s.bind(("::", 5353))
+while True:
+    data, peer = s.recvfrom(2048)
+    with open(sys.argv[1], "a") as f:
+        f.write(peer[0] + "\n")
+' "$TEST_TMP/udp" </dev/null >/dev/null 2>&1 &
+bg_track $!
+udp_seen() { sleep 1; cat "$TEST_TMP/udp" 2>/dev/null | grep -c .; }
 wait_listen "${RS[1]}" tcp 80; wait_listen "${RS[1]}" udp 53
 wait_listen "$LB" tcp 443; wait_listen "$LB" udp 5353
 adm_ok "$LB" -A -t $VIP:80 -s rr
@@ -44,7 +59,8 @@ for a in $VIP $VIP6; do
   expect "guard off" tcp $a 80 rs1
   expect "guard off (the leak)" tcp $a 443 director
 done
-expect "guard off (the leak)" udp $VIP 5353 director-udp
+expect "guard off (the leak)" udp $VIP 5353 ERR:timeout
+assert_eq "$(udp_seen)" 1 "guard off (the leak): datagrams to VIP:5353 the director's listener received"
 [ "$ADM" = rvsadm ] || pass "IPVS: VIP:443 and VIP:5353 reach the director's own listeners (no guard)"
 
 # --- drop --------------------------------------------------------------------
@@ -57,12 +73,14 @@ for a in $VIP $VIP6; do
   expect "vip_guard=drop" tcp $a 80 rs1
 done
 expect "vip_guard=drop" udp $VIP 5353 ERR:timeout
+assert_eq "$(udp_seen)" 1 "vip_guard=drop: datagrams the director's listener received"
 n=$(guarded); log "vip_guarded after three guarded flows: $n"
 [ "$n" -ge 3 ] || fail "vip_guarded: expected at least 3 (one SYN per TCP attempt, the datagram), got $n"
 # Not a VIP: the director's own addresses are untouched.
 expect "vip_guard=drop, own address" tcp 10.0.0.1 443 director
 expect "vip_guard=drop, own address" tcp 2001:db8::1 443 director
-expect "vip_guard=drop, own address" udp 10.0.0.1 5353 director-udp
+expect "vip_guard=drop, own address" udp 10.0.0.1 5353 ERR:timeout
+assert_eq "$(udp_seen)" 2 "vip_guard=drop: datagrams the director's listener received, its own address included"
 # ICMP echo to the VIP is untouched.
 ip netns exec "$CL" ping -c 1 -W 3 $VIP >/dev/null || fail "vip_guard=drop: ping to the VIP got no answer"
 # Connections the director opens from the VIP get their replies: TCP by
@@ -97,6 +115,7 @@ for a in $VIP $VIP6; do
   expect "vip_guard=reject" tcp $a 80 rs1
 done
 expect "vip_guard=reject" udp $VIP 5353 ERR:ConnectionRefusedError
+assert_eq "$(udp_seen)" 2 "vip_guard=reject: datagrams the director's listener received"
 
 # --- off again -----------------------------------------------------------------
 adm_ok "$LB" --set-option vip_guard=off

@@ -104,7 +104,12 @@ except OSError as e:
 }
 assert_eq "$(from_vip tcp $VIP ${RIP[1]} 80)" rs1 "vip_guard=drop: the director's own TCP connection from the VIP"
 ip netns exec "$LB" nft -f - <<NFT || fail "nft setup"
-table inet vg { chain in { type filter hook input priority 0; ct state established counter; } }
+table inet vg {
+  chain in {
+    type filter hook input priority 0; policy accept;
+    ct state established counter
+  }
+}
 NFT
 assert_eq "$(from_vip udp $VIP ${RIP[1]} 53)" rs1-dns "vip_guard=drop: the director's own UDP flow from the VIP (conntrack on)"
 

@@ -352,6 +352,25 @@ check_transfer() {
   log "$label: $bytes bytes to $vip:$vport arrived intact on port $rport"
 }
 
+# tcp_from NS ADDR SRCPORT [PORT]: one TCP connection from NS to ADDR:PORT
+# (80) from source port SRCPORT; prints the first line the server sends,
+# or ERR:<exception> (ERR:timeout after 5 s). For tests that reuse a
+# client port: the server should close first, so the port is free at once.
+tcp_from() {
+  ip netns exec "$1" python3 -c '
+import socket, sys
+s = socket.socket(); s.settimeout(5)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[2])))
+try:
+    s.connect((sys.argv[1], int(sys.argv[3]))); print(s.recv(64).decode().strip() or "ERR:empty")
+except socket.timeout:
+    print("ERR:timeout")
+except OSError as e:
+    print("ERR:" + type(e).__name__)
+' "$2" "$3" "${4:-80}"
+}
+
 # lb_names NS tcp|udp ADDR PORT N [SRC_PORT_BASE [STEP]] (ADDR IPv4 or IPv6,
 # without brackets): makes N sequential
 # connections (TCP) or request datagrams (UDP, the i-th from source port

@@ -29,18 +29,7 @@ done
 ask() { lb_names "$CL" udp $VIP "$1" 1 "$2" 0; }
 # ask_tcp SRCPORT: one TCP connection to VIP:80 from SRCPORT; prints the
 # answer. The server closes first, so the client port is free at once.
-ask_tcp() {
-  ip netns exec "$CL" python3 -c '
-import socket, sys
-s = socket.socket(); s.settimeout(3)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("0.0.0.0", int(sys.argv[2])))
-try:
-    s.connect((sys.argv[1], 80)); print(s.recv(64).decode().strip() or "ERR:empty")
-except OSError as e:
-    print("ERR:" + type(e).__name__)
-' $VIP "$1"
-}
+ask_tcp() { tcp_from "$CL" $VIP "$1"; }
 # conns_to ADDR: connection entries toward ADDR in the listing.
 conns_to() { adm "$LB" -L -n -c | grep -c " $1:"; }
 

@@ -43,6 +43,7 @@ pub mod sched;
 pub mod sctp;
 pub mod settings;
 pub mod svcattr;
+pub mod sync;
 pub mod tunnel;
 pub mod tunnel_icmp;
 pub mod uapi;

@@ -108,7 +108,11 @@
 
 use super::config::AddrFamily;
 
+pub mod decode;
 pub mod policy;
+
+#[cfg(test)]
+mod tests;
 
 /// The multicast group of IPv4 sync traffic when none is given
 /// (`IP_VS_SYNC_GROUP`, 224.0.0.81). IPVS has no IPv6 default: an IPv6

@@ -109,6 +109,7 @@
 use super::config::AddrFamily;
 
 pub mod decode;
+pub mod encode;
 pub mod policy;
 
 #[cfg(test)]

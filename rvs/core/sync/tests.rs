@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Host tests of the sync codec: byte layouts written by hand from the C
-//! structs and every refusal.
+//! structs, every refusal, and round trips.
 
 use super::decode::{check_pe, Message};
+use super::encode::{buffer_len, record_len, BuildError, Builder};
 use super::*;
 use std::vec;
 use std::vec::Vec;
@@ -274,6 +275,25 @@ fn v0_records() -> [Record<'static>; 2] {
     ]
 }
 
+fn build(version: Version, syncid: u8, maxlen: u16, recs: &[Record<'_>]) -> Vec<u8> {
+    let mut buf = vec![0u8; buffer_len(maxlen)];
+    let mut b = Builder::new(&mut buf, version, syncid, maxlen).unwrap();
+    for r in recs {
+        b.push(r).unwrap();
+    }
+    let n = b.finish();
+    buf.truncate(n);
+    buf
+}
+
+#[test]
+fn encodes_v4_record_with_seq_exactly() {
+    assert_eq!(
+        build(Version::V1, 7, 1472, &[v1_v4_seq_record()]),
+        V1_V4_SEQ
+    );
+}
+
 #[test]
 fn decodes_v4_record_with_seq() {
     let m = Message::parse(&V1_V4_SEQ, 7).unwrap();
@@ -287,6 +307,11 @@ fn decodes_v4_record_with_seq() {
 }
 
 #[test]
+fn encodes_pe_options_and_padding_exactly() {
+    assert_eq!(build(Version::V1, 0, 1472, &v1_pe_v6_records()), V1_PE_V6);
+}
+
+#[test]
 fn decodes_pe_options_and_padding() {
     let got = items(&V1_PE_V6);
     let want = v1_pe_v6_records();
@@ -296,6 +321,11 @@ fn decodes_pe_options_and_padding() {
     assert_eq!(check_pe(&first, |_| false), Err(SyncError::NoPeEngine));
     assert_eq!(check_pe(&first, |n| n == b"sip"), Ok(()));
     assert_eq!(check_pe(&got[1].unwrap(), |_| false), Ok(()));
+}
+
+#[test]
+fn encodes_v0_exactly() {
+    assert_eq!(build(Version::V0, 5, 1472, &v0_records()), v0_bytes());
 }
 
 #[test]
@@ -318,6 +348,201 @@ fn decodes_v0() {
 }
 
 // ---------------------------------------------------------------------
+// What the encoder sends.
+
+#[test]
+fn flags_sent_are_the_connections_less_hashed() {
+    let all = 0x0001_3fff & !flags::ONE_PACKET;
+    let r = Record {
+        protocol: UDP,
+        flags: all,
+        ..Record::EMPTY
+    };
+    let buf = build(Version::V1, 0, 1472, &[r]);
+    // NFCT (bit 16) goes out in version 1 despite ip_vs.h's comment.
+    assert_eq!(&buf[12..16], &(all & !flags::HASHED).to_be_bytes());
+    let buf = build(Version::V0, 0, 1472, &[r]);
+    assert_eq!(&buf[24..26], &((all & !flags::HASHED) as u16).to_be_bytes());
+}
+
+#[test]
+fn seq_option_follows_the_flags() {
+    // SEQ flags without data: zeros are sent, as IPVS sends its zeroed
+    // in_seq/out_seq.
+    let r = Record {
+        protocol: TCP,
+        state: 1,
+        flags: flags::OUT_SEQ,
+        ..Record::EMPTY
+    };
+    let buf = build(Version::V1, 0, 1472, &[r]);
+    assert_eq!(buf.len(), 8 + 62);
+    assert_eq!(&buf[44..46], &[1, 24]);
+    assert!(buf[46..].iter().all(|&b| b == 0));
+    // Data without flags: not sent.
+    let r = Record {
+        flags: 0,
+        ..v1_v4_seq_record()
+    };
+    assert_eq!(build(Version::V1, 0, 1472, &[r]).len(), 8 + 36);
+}
+
+#[test]
+fn pe_name_goes_only_with_pe_data() {
+    let r = Record {
+        protocol: UDP,
+        pe_name: Some(b"sip"),
+        ..Record::EMPTY
+    };
+    assert_eq!(record_len(&r, Version::V1), Ok(36));
+    assert_eq!(build(Version::V1, 0, 1472, &[r]).len(), 8 + 36);
+    let r = Record {
+        pe_data: Some(b""),
+        ..r
+    };
+    assert_eq!(record_len(&r, Version::V1), Ok(36));
+    // Version 0 has no options but sequence data.
+    let r = Record {
+        pe_data: Some(b"x"),
+        ..r
+    };
+    assert_eq!(record_len(&r, Version::V0), Ok(24));
+}
+
+#[test]
+fn refuses_what_cannot_be_sent() {
+    let mut buf = vec![0u8; 2000];
+    let mut b = Builder::new(&mut buf, Version::V1, 0, 1472).unwrap();
+    let long = [0u8; 256];
+    let r = Record {
+        pe_data: Some(&long),
+        ..Record::EMPTY
+    };
+    assert_eq!(b.push(&r), Err(BuildError::PeDataTooLong));
+    let r = Record {
+        pe_data: Some(&long[..255]),
+        pe_name: Some(&long[..17]),
+        ..Record::EMPTY
+    };
+    assert_eq!(b.push(&r), Err(BuildError::PeNameTooLong));
+    // The longest record IPVS can send.
+    let r = Record {
+        af: AddrFamily::Inet6,
+        flags: flags::SEQ_MASK,
+        pe_data: Some(&long[..255]),
+        pe_name: Some(&long[..16]),
+        ..Record::EMPTY
+    };
+    assert_eq!(record_len(&r, Version::V1), Ok(MAX_RECORD_LEN));
+    assert_eq!(b.push(&r), Ok(()));
+    assert!(!b.is_empty() && b.nr_conns() == 1);
+
+    let mut b = Builder::new(&mut buf, Version::V0, 0, 1472).unwrap();
+    let r = Record {
+        af: AddrFamily::Inet6,
+        ..Record::EMPTY
+    };
+    assert_eq!(b.push(&r), Err(BuildError::V0NotIpv4));
+    assert!(b.is_empty());
+    assert_eq!(b.as_bytes(), &[0, 0, 0, 4]);
+}
+
+#[test]
+fn a_full_message_is_reported_and_left_complete() {
+    let r = Record {
+        protocol: UDP,
+        ..Record::EMPTY
+    };
+    let mut buf = vec![0u8; 100];
+    let mut b = Builder::new(&mut buf, Version::V1, 3, 100).unwrap();
+    b.push(&r).unwrap(); // 44
+    b.push(&r).unwrap(); // 80
+    assert_eq!(b.push(&r), Err(BuildError::Full)); // 116 > 100
+    assert_eq!(b.len(), 80);
+    let bytes = b.as_bytes().to_vec();
+    assert_eq!(bytes.len(), 80);
+    assert_eq!(items(&bytes).len(), 2);
+    // Exactly at the limit fits.
+    let mut buf = vec![0u8; 80];
+    let mut b = Builder::new(&mut buf, Version::V1, 3, 80).unwrap();
+    b.push(&r).unwrap();
+    b.push(&r).unwrap();
+    assert_eq!(b.finish(), 80);
+}
+
+#[test]
+fn padding_counts_in_the_fit_check() {
+    // 8 + 41 = 49; the next record needs 3 bytes of padding and 36.
+    let odd = Record {
+        protocol: UDP,
+        flags: flags::TEMPLATE,
+        pe_data: Some(b"abc"),
+        ..Record::EMPTY
+    };
+    let plain = Record {
+        protocol: UDP,
+        ..Record::EMPTY
+    };
+    for (maxlen, fits) in [(87u16, false), (88, true)] {
+        let mut buf = vec![0u8; buffer_len(maxlen)];
+        let mut b = Builder::new(&mut buf, Version::V1, 0, maxlen).unwrap();
+        b.push(&odd).unwrap();
+        assert_eq!(b.len(), 49);
+        assert_eq!(b.push(&plain).is_ok(), fits, "maxlen {maxlen}");
+        if fits {
+            assert_eq!(b.len(), 88);
+            assert_eq!(&b.as_bytes()[49..52], &[0, 0, 0]);
+        }
+    }
+}
+
+#[test]
+fn the_first_record_always_fits_as_in_ip_vs_sync_buff_create() {
+    // A master's sync_maxlen may be as small as 1.
+    let r = Record {
+        protocol: UDP,
+        ..Record::EMPTY
+    };
+    let mut buf = vec![0u8; buffer_len(1)];
+    let mut b = Builder::new(&mut buf, Version::V1, 0, 1).unwrap();
+    b.push(&r).unwrap();
+    assert_eq!(b.push(&r), Err(BuildError::Full));
+    assert_eq!(b.finish(), 44);
+    // Unless the caller's buffer is too short for it.
+    let mut buf = vec![0u8; 40];
+    let mut b = Builder::new(&mut buf, Version::V1, 0, 1).unwrap();
+    assert_eq!(b.push(&r), Err(BuildError::BufferTooSmall));
+    let mut buf = vec![0u8; 40];
+    assert_eq!(
+        Builder::new(&mut buf, Version::V1, 0, 41).err(),
+        Some(BuildError::BufferTooSmall)
+    );
+    let mut buf = vec![0u8; 3];
+    assert_eq!(
+        Builder::new(&mut buf, Version::V0, 0, 0).err(),
+        Some(BuildError::BufferTooSmall)
+    );
+}
+
+#[test]
+fn at_most_255_records_per_message() {
+    let r = Record {
+        protocol: UDP,
+        ..Record::EMPTY
+    };
+    let mut buf = vec![0u8; 65535];
+    let mut b = Builder::new(&mut buf, Version::V1, 0, 65535).unwrap();
+    for _ in 0..255 {
+        b.push(&r).unwrap();
+    }
+    assert_eq!(b.push(&r), Err(BuildError::Full));
+    let n = b.finish();
+    assert_eq!(n, 8 + 255 * 36);
+    let got = items(&buf[..n]);
+    assert_eq!(got.len(), 255);
+    assert!(got.iter().all(|x| x.is_ok()));
+}
+
 // ---------------------------------------------------------------------
 // The header.
 
@@ -724,4 +949,146 @@ fn error_kinds_are_countable() {
     }
     let names: std::collections::BTreeSet<_> = SyncError::ALL.iter().map(|e| e.name()).collect();
     assert_eq!(names.len(), SyncError::COUNT);
+}
+
+// ---------------------------------------------------------------------
+// Round trips.
+
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn bytes<const N: usize>(&mut self) -> [u8; N] {
+        let mut o = [0; N];
+        for b in &mut o {
+            *b = self.next() as u8;
+        }
+        o
+    }
+}
+
+/// A random record the backup accepts: a valid protocol and state, flags
+/// without ONE_PACKET nor NO_CPORT on a template, PE data with a name.
+fn random_record<'a>(rng: &mut XorShift, pe: &'a [u8], version: Version) -> Record<'a> {
+    let v6 = version == Version::V1 && rng.below(2) == 0;
+    let af = if v6 {
+        AddrFamily::Inet6
+    } else {
+        AddrFamily::Inet
+    };
+    let addr = |rng: &mut XorShift| {
+        let mut a: [u8; 16] = rng.bytes();
+        if !v6 {
+            a[4..].fill(0);
+        }
+        a
+    };
+    let template = rng.below(4) == 0;
+    let mut fl = (rng.next() as u32) & !(flags::ONE_PACKET | flags::HASHED);
+    if template {
+        fl = (fl | flags::TEMPLATE) & !flags::NO_CPORT;
+    } else {
+        fl &= !flags::TEMPLATE;
+    }
+    let (protocol, state) = if template {
+        (rng.next() as u8, rng.below(2) as u16)
+    } else {
+        match rng.below(3) {
+            0 => (TCP, rng.below(11) as u16),
+            1 => (UDP, 0),
+            _ => (SCTP, rng.below(14) as u16),
+        }
+    };
+    let seq = SeqOpt {
+        in_seq: Seq {
+            init_seq: rng.next() as u32,
+            delta: rng.next() as u32,
+            previous_delta: rng.next() as u32,
+        },
+        out_seq: Seq {
+            init_seq: rng.next() as u32,
+            delta: rng.next() as u32,
+            previous_delta: rng.next() as u32,
+        },
+    };
+    let (pe_data, pe_name) = if version == Version::V1 && rng.below(3) == 0 {
+        let d = 1 + rng.below(255) as usize;
+        let n = 1 + rng.below(16) as usize;
+        (Some(&pe[..d]), Some(&pe[..n]))
+    } else {
+        (None, None)
+    };
+    if version == Version::V0 {
+        fl &= 0xffff;
+    }
+    Record {
+        af,
+        protocol,
+        flags: fl,
+        state,
+        cport: rng.next() as u16,
+        vport: rng.next() as u16,
+        dport: rng.next() as u16,
+        fwmark: if version == Version::V1 {
+            rng.next() as u32
+        } else {
+            0
+        },
+        timeout: if version == Version::V1 {
+            rng.next() as u32
+        } else {
+            0
+        },
+        caddr: addr(rng),
+        vaddr: addr(rng),
+        daddr: addr(rng),
+        seq: (fl & flags::SEQ_MASK != 0).then_some(seq),
+        pe_data,
+        pe_name,
+    }
+}
+
+/// Random messages of random valid records: every record comes back.
+#[test]
+fn round_trips() {
+    let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+    let pe: Vec<u8> = (0..=255u8).collect();
+    for round in 0..2000 {
+        let version = if round % 4 == 0 {
+            Version::V0
+        } else {
+            Version::V1
+        };
+        let maxlen = [1u16, 100, 576, 1472, 8972, 65507][rng.below(6) as usize];
+        let syncid = rng.next() as u8;
+        let mut buf = vec![0u8; buffer_len(maxlen)];
+        let mut sent = Vec::new();
+        let mut b = Builder::new(&mut buf, version, syncid, maxlen).unwrap();
+        loop {
+            let r = random_record(&mut rng, &pe, version);
+            match b.push(&r) {
+                Ok(()) => sent.push(r),
+                Err(BuildError::Full) => break,
+                Err(e) => panic!("{e:?}"),
+            }
+            if sent.len() > 300 {
+                panic!("never full");
+            }
+        }
+        let n = b.finish();
+        let m = Message::parse(&buf[..n], syncid).unwrap();
+        assert_eq!(m.version(), version);
+        let got: Vec<_> = m.records().map(|x| x.unwrap()).collect();
+        assert_eq!(got, sent, "round {round}");
+    }
 }

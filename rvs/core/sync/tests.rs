@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Host tests of the sync codec: byte layouts written by hand from the C
-//! structs, every refusal, and round trips.
+//! structs, every refusal, round trips, and a fuzz run against a second
+//! decoder written in the shape of ip_vs_sync.c's own loops.
 
 use super::decode::{check_pe, Message};
 use super::encode::{buffer_len, record_len, BuildError, Builder};
@@ -952,7 +953,7 @@ fn error_kinds_are_countable() {
 }
 
 // ---------------------------------------------------------------------
-// Round trips.
+// Round trips and fuzzing.
 
 struct XorShift(u64);
 
@@ -1090,5 +1091,346 @@ fn round_trips() {
         assert_eq!(m.version(), version);
         let got: Vec<_> = m.records().map(|x| x.unwrap()).collect();
         assert_eq!(got, sent, "round {round}");
+    }
+}
+
+// A decoder in the shape of ip_vs_process_message, ip_vs_proc_sync_conn
+// and ip_vs_process_message_v0: offsets into the buffer, checks in the
+// C's order, written from the C and not from decode.rs. It returns the
+// datagram-level refusal, or each record's outcome.
+fn be16(b: &[u8], at: usize) -> u16 {
+    u16::from_be_bytes([b[at], b[at + 1]])
+}
+fn be32(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+fn c_states(template: bool, protocol: u8) -> Option<u16> {
+    if template {
+        return Some(2); // IP_VS_CTPL_S_LAST
+    }
+    match protocol {
+        6 => Some(11),   // IP_VS_TCP_S_LAST
+        17 => Some(1),   // IP_VS_UDP_S_LAST
+        132 => Some(14), // IP_VS_SCTP_S_LAST
+        _ => None,
+    }
+}
+
+fn c_validate(flags: u32) -> bool {
+    !((flags & 0x0800 != 0 && flags & 0x1000 != 0) || flags & 0x2000 != 0)
+}
+
+/// `ip_vs_proc_sync_conn`: Ok(()) applied, Err((fatal, kind)).
+fn c_proc_sync_conn(b: &[u8], p: usize, msg_end: usize) -> Result<(), SyncError> {
+    let t = b[p];
+    let mut q = if t & 1 != 0 {
+        p + 72
+    } else if t == 0 {
+        p + 36
+    } else {
+        return Err(SyncError::BadType);
+    };
+    if q > msg_end {
+        return Err(SyncError::RecordTooShort);
+    }
+    let (mut seq, mut data, mut name) = (false, false, false);
+    while q < msg_end {
+        if q + 2 > msg_end {
+            return Err(SyncError::OptionTruncated);
+        }
+        let ptype = b[q];
+        let plen = b[q + 1] as usize;
+        q += 2;
+        if plen == 0 {
+            return Err(SyncError::OptionEmpty);
+        }
+        if q + plen > msg_end {
+            return Err(SyncError::OptionOverrun);
+        }
+        match ptype & !0x40 {
+            1 => {
+                if plen != 24 {
+                    return Err(SyncError::SeqLength);
+                }
+                if seq {
+                    return Err(SyncError::SeqTwice);
+                }
+                seq = true;
+            }
+            2 => {
+                // plen > IP_VS_PEDATA_MAXLEN (255) cannot happen: a u8.
+                if data {
+                    return Err(SyncError::PeDataTwice);
+                }
+                data = true;
+            }
+            3 => {
+                if plen > 16 {
+                    return Err(SyncError::PeNameTooLong);
+                }
+                if name {
+                    return Err(SyncError::PeNameTwice);
+                }
+                name = true;
+            }
+            _ => {
+                if ptype & 0x40 == 0 {
+                    return Err(SyncError::UnknownOption);
+                }
+            }
+        }
+        q += plen;
+    }
+    let flags = be32(b, p + 4);
+    if !c_validate(flags) {
+        return Err(SyncError::BadFlags);
+    }
+    let state = be16(b, p + 8);
+    match c_states(flags & 0x1000 != 0, b[p + 1]) {
+        None => return Err(SyncError::Protocol),
+        Some(n) if state >= n => return Err(SyncError::State),
+        Some(_) => {}
+    }
+    if data {
+        // No engines loaded.
+        return Err(if name {
+            SyncError::NoPeEngine
+        } else {
+            SyncError::PeParams
+        });
+    }
+    Ok(())
+}
+
+enum COut {
+    Dropped(SyncError),
+    Records(Vec<Result<(), SyncError>>),
+}
+
+fn c_process_message(b: &[u8], own: u8) -> COut {
+    let buflen = b.len();
+    if buflen < 4 {
+        return COut::Dropped(SyncError::TooShort);
+    }
+    if buflen != be16(b, 2) as usize {
+        return COut::Dropped(SyncError::SizeMismatch);
+    }
+    if own != 0 && b[1] != own {
+        return COut::Dropped(SyncError::OtherSyncId);
+    }
+    let mut out = Vec::new();
+    if buflen >= 8 && b[5] == 1 && b[0] == 0 && b[6] == 0 && b[7] == 0 {
+        let mut msg_end = 8;
+        for _ in 0..b[4] {
+            let p = msg_end;
+            if p + 36 > buflen {
+                out.push(Err(if p >= buflen {
+                    SyncError::MissingRecords
+                } else {
+                    SyncError::RecordTruncated
+                }));
+                return COut::Records(out);
+            }
+            let size = (be16(b, p + 2) & 0x0fff) as usize;
+            msg_end = p + size;
+            if msg_end > buflen {
+                out.push(Err(SyncError::RecordOverrun));
+                return COut::Records(out);
+            }
+            if be16(b, p + 2) >> 12 != 0 {
+                out.push(Err(SyncError::RecordVersion));
+                return COut::Records(out);
+            }
+            let r = c_proc_sync_conn(b, p, msg_end);
+            out.push(r);
+            if matches!(r, Err(e) if e.is_fatal()) {
+                return COut::Records(out);
+            }
+            msg_end = p + ((size + 3) & !3);
+        }
+    } else {
+        let mut p = 4;
+        for _ in 0..b[0] {
+            if p + 24 > buflen {
+                out.push(Err(if p >= buflen {
+                    SyncError::MissingRecords
+                } else {
+                    SyncError::V0Truncated
+                }));
+                return COut::Records(out);
+            }
+            let s = p;
+            let flags = u32::from(be16(b, s + 20));
+            if flags & 0x0600 != 0 {
+                p += 48;
+                if p > buflen {
+                    out.push(Err(SyncError::V0SeqTruncated));
+                    return COut::Records(out);
+                }
+            } else {
+                p += 24;
+            }
+            if !c_validate(flags) {
+                out.push(Err(SyncError::BadFlags));
+                continue;
+            }
+            let state = be16(b, s + 22);
+            match c_states(flags & 0x1000 != 0, b[s + 1]) {
+                None => out.push(Err(SyncError::Protocol)),
+                Some(n) if state >= n => out.push(Err(SyncError::State)),
+                Some(_) => out.push(Ok(())),
+            }
+        }
+    }
+    COut::Records(out)
+}
+
+/// Decodes `buf` with decode.rs and with the C-shaped decoder, and checks
+/// they agree. Returns whether the datagram got past the header.
+fn agree(buf: &[u8], own: u8) -> bool {
+    let c = c_process_message(buf, own);
+    match Message::parse(buf, own) {
+        Err(e) => {
+            match c {
+                COut::Dropped(ce) => assert_eq!(e, ce, "{buf:02x?}"),
+                // Where IPVS reads a version 0 message of no records.
+                COut::Records(r) => {
+                    assert!(r.is_empty(), "{buf:02x?}");
+                    assert!(matches!(e, SyncError::TooShort | SyncError::UnknownVersion));
+                    assert_eq!(buf[0], 0);
+                }
+            }
+            assert!(SyncError::ALL.contains(&e));
+            false
+        }
+        Ok(m) => {
+            let ours: Vec<Result<(), SyncError>> = m
+                .records()
+                .map(|x| x.and_then(|r| check_pe(&r, |_| false)))
+                .collect();
+            assert!(ours.len() <= usize::from(m.nr_conns()));
+            if let Some(i) = ours
+                .iter()
+                .position(|x| matches!(x, Err(e) if e.is_fatal()))
+            {
+                assert_eq!(i + 1, ours.len(), "items after a fatal error");
+            }
+            match c {
+                COut::Records(r) => assert_eq!(ours, r, "{buf:02x?}"),
+                COut::Dropped(e) => panic!("C dropped with {e:?}: {buf:02x?}"),
+            }
+            true
+        }
+    }
+}
+
+#[test]
+fn agrees_with_the_c_shaped_decoder_on_the_hand_built_messages() {
+    for m in [&V1_V4_SEQ[..], &V1_PE_V6[..], &v0_bytes()] {
+        assert!(agree(m, 0));
+    }
+}
+
+/// Tens of thousands of datagrams, valid ones damaged at random: cut
+/// short, bits flipped, bytes overwritten, with the size field fixed up
+/// or not. decode.rs must never panic, must stop after a fatal error, and
+/// must agree record by record with the C-shaped decoder.
+#[test]
+fn fuzz_damaged_datagrams() {
+    let mut rng = XorShift(0x2545_f491_4f6c_dd1d);
+    let pe: Vec<u8> = (0..=255u8).collect();
+    let mut past_header = 0;
+    let mut seen = [0u32; SyncError::COUNT];
+    for round in 0..40_000 {
+        let version = if round % 3 == 0 {
+            Version::V0
+        } else {
+            Version::V1
+        };
+        let maxlen = [60u16, 200, 600][rng.below(3) as usize];
+        let mut buf = vec![0u8; buffer_len(maxlen)];
+        let mut b = Builder::new(&mut buf, version, 0, maxlen).unwrap();
+        let mut last = None;
+        for _ in 0..rng.below(6) {
+            let r = random_record(&mut rng, &pe, version);
+            let start = (b.len() + 3) & !3;
+            if b.push(&r).is_err() {
+                break;
+            }
+            last = Some(start);
+        }
+        let n = b.finish();
+        buf.truncate(n);
+        // Damage.
+        match rng.below(7) {
+            5 if version == Version::V1 && last.is_some() => {
+                // One more option on the last record, its length grown to
+                // match: repeats and odd lengths reach the option checks.
+                let at = last.unwrap();
+                let kind = [1u8, 0x41, 2, 3, 4, 0x44][rng.below(6) as usize];
+                let len = [24usize, 23, 1, 16, 17][rng.below(5) as usize];
+                buf.push(kind);
+                buf.push(len as u8);
+                buf.extend((0..len).map(|_| rng.next() as u8));
+                let size = be16(&buf, at + 2) + 2 + len as u16;
+                buf[at + 2..at + 4].copy_from_slice(&size.to_be_bytes());
+            }
+            0 => {
+                let cut = rng.below(n as u64 + 1) as usize;
+                buf.truncate(cut);
+            }
+            1 => {
+                for _ in 0..1 + rng.below(4) {
+                    let at = rng.below(n as u64) as usize;
+                    buf[at] ^= 1 << rng.below(8);
+                }
+            }
+            2 => {
+                let at = rng.below(n as u64) as usize;
+                buf[at] = rng.next() as u8;
+            }
+            3 => {
+                // Lie about a record length or the count.
+                let at = if rng.below(2) == 0 { 4 } else { 10 };
+                if at < n {
+                    buf[at] = rng.next() as u8;
+                }
+            }
+            4 => {
+                // Random garbage behind a plausible header.
+                let len = 4 + rng.below(300) as usize;
+                buf = (0..len).map(|_| rng.next() as u8).collect();
+                if rng.below(2) == 0 {
+                    buf[0] = 0;
+                    if len >= 8 {
+                        buf[5] = 1;
+                        buf[6] = 0;
+                        buf[7] = 0;
+                    }
+                }
+            }
+            _ => {}
+        }
+        if buf.len() >= 4 && rng.below(4) != 0 {
+            fix_size(&mut buf);
+        }
+        let own = if rng.below(8) == 0 { 1 } else { 0 };
+        if agree(&buf, own) {
+            past_header += 1;
+            let m = Message::parse(&buf, own).unwrap();
+            for e in m.records().filter_map(|x| x.err()) {
+                seen[e.index()] += 1;
+            }
+        } else if let Err(e) = Message::parse(&buf, own) {
+            seen[e.index()] += 1;
+        }
+    }
+    assert!(past_header > 20_000, "{past_header}");
+    // The damage reaches every check but the engine lookup (check_pe).
+    for e in SyncError::ALL {
+        if e != SyncError::NoPeEngine {
+            assert!(seen[e.index()] > 0, "{e:?} never seen");
+        }
     }
 }

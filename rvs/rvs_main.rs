@@ -38,6 +38,7 @@ pub mod rvs_core {
     pub mod sctp;
     pub mod settings;
     pub mod svcattr;
+    pub mod sync;
     pub mod tunnel;
     pub mod tunnel_icmp;
     pub mod uapi;

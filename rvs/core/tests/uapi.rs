@@ -289,25 +289,33 @@ fn a_change_on_either_side_is_caught() {
 /// (tests/run-all points it into the test kernel's tree), else straight
 /// from the linux-source-6.12 package's tarball.
 fn kernel_ip_vs_h() -> String {
+    kernel_header("include/uapi/linux/ip_vs.h")
+}
+
+/// A header of the kernel tree, `rel` from its top: beside $RVS_IPVS_H
+/// (three levels below the top) if set, else from the tarball.
+fn kernel_header(rel: &str) -> String {
     if let Ok(path) = std::env::var("RVS_IPVS_H") {
-        return std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("RVS_IPVS_H={path}: {e}"));
+        let top = Path::new(&path)
+            .ancestors()
+            .nth(4)
+            .expect("RVS_IPVS_H in a tree");
+        let file = top.join(rel);
+        return std::fs::read_to_string(&file)
+            .unwrap_or_else(|e| panic!("{} (from RVS_IPVS_H={path}): {e}", file.display()));
     }
     let tarball = "/usr/src/linux-source-6.12.tar.xz";
     let out = std::process::Command::new("tar")
-        .args([
-            "-xJOf",
-            tarball,
-            "linux-source-6.12/include/uapi/linux/ip_vs.h",
-        ])
+        .args(["-xJOf", tarball, &format!("linux-source-6.12/{rel}")])
         .output()
         .unwrap_or_else(|e| panic!("tar: {e}"));
     assert!(
         out.status.success(),
-        "cannot read ip_vs.h from {tarball} (install linux-source-6.12: qemu/install-deps, \
+        "cannot read {rel} from {tarball} (install linux-source-6.12: qemu/install-deps, \
          or set RVS_IPVS_H): {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout).expect("ip_vs.h is text")
+    String::from_utf8(out.stdout).expect("the header is text")
 }
 
 /// rvs.h's name for one of ip_vs.h's: IPVS_CMD_X and IP_VS_SVC_F_X become
@@ -432,5 +440,61 @@ fn a_number_that_differs_from_ip_vs_h_is_caught() {
     assert!(
         m.iter().any(|l| l.starts_with("IPVS_SVC_ATTR_STATS64")),
         "{m:?}"
+    );
+}
+
+/// The sync codec's numbers (rvs-core's sync module) are the kernel's:
+/// the connection flags and PE limits of include/uapi/linux/ip_vs.h, and
+/// the sync defaults and limits of include/net/ip_vs.h.
+#[test]
+fn sync_numbers_match_the_kernels_headers() {
+    use rvs_core::sync::{self, flags, policy};
+    // Multi-line masks (IP_VS_CONN_F_BACKUP_MASK) joined for the parser.
+    let uapi = parse(&kernel_ip_vs_h().replace("\\\n", " "), true).unwrap();
+    for (name, value) in flags::ALL {
+        assert_eq!(uapi.numbers.get(*name), Some(&i64::from(*value)), "{name}");
+    }
+    assert_eq!(
+        uapi.numbers["IP_VS_PENAME_MAXLEN"],
+        sync::PENAME_MAXLEN as i64
+    );
+    assert_eq!(
+        uapi.numbers["IP_VS_PEDATA_MAXLEN"],
+        sync::PEDATA_MAXLEN as i64
+    );
+
+    // include/net/ip_vs.h is more than this parser reads: take the few
+    // one-line defines wanted.
+    let net = strip_comments(&kernel_header("include/net/ip_vs.h"));
+    let define = |name: &str| {
+        let line = net
+            .lines()
+            .find_map(|l| {
+                let rest = l.trim().strip_prefix("#define")?.trim_start();
+                let value = rest.strip_prefix(name)?;
+                value.starts_with(char::is_whitespace).then_some(value)
+            })
+            .unwrap_or_else(|| panic!("no #define {name} in include/net/ip_vs.h"));
+        eval(line, &BTreeMap::new()).unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    assert_eq!(
+        define("DEFAULT_SYNC_THRESHOLD"),
+        i64::from(policy::DEFAULT_THRESHOLD)
+    );
+    assert_eq!(
+        define("DEFAULT_SYNC_PERIOD"),
+        i64::from(policy::DEFAULT_PERIOD)
+    );
+    assert_eq!(
+        define("IPVS_SYNC_WAKEUP_RATE"),
+        i64::from(policy::WAKEUP_RATE)
+    );
+    assert_eq!(
+        define("IPVS_SYNC_PORTS_MAX"),
+        i64::from(sync::SYNC_PORTS_MAX)
+    );
+    assert_eq!(
+        define("IP_VS_CTPL_S_LAST"),
+        i64::from(sync::TEMPLATE_STATES)
     );
 }

@@ -3,8 +3,11 @@
 
 KDIR ?= $(shell qemu/build-kernel --print-dir 2>/dev/null)
 RVS_TOOLS_DIR ?= $(HOME)/.cache/rvs/tools
-KMAKE := $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=1 RUSTC=/usr/bin/rustc \
-	BINDGEN=$(RVS_TOOLS_DIR)/bin/bindgen CLIPPY_DRIVER=/usr/bin/clippy-driver \
+# The rustc and bindgen that built the kernel (the test kernel's by default).
+RVS_RUSTC ?= /usr/bin/rustc
+RVS_BINDGEN ?= $(RVS_TOOLS_DIR)/bin/bindgen
+KMAKE := $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=1 RUSTC=$(RVS_RUSTC) \
+	BINDGEN=$(RVS_BINDGEN) CLIPPY_DRIVER=/usr/bin/clippy-driver \
 	PATH=/usr/lib/llvm-19/bin:$(RVS_TOOLS_DIR)/bin:$(PATH)
 
 .PHONY: all module rvsadm deps kernel clean test demo help clippy fmt \
@@ -22,7 +25,7 @@ all: module rvsadm
 help:
 	@echo "make deps      install packages and tools (qemu/install-deps)"
 	@echo "make kernel    build or reuse the cached test kernel (qemu/build-kernel)"
-	@echo "make module    build rvs.ko (KDIR=<6.12 CONFIG_RUST tree> to override)"
+	@echo "make module    build rvs.ko (KDIR=<6.12 CONFIG_RUST tree>, RVS_RUSTC=, RVS_BINDGEN= to override)"
 	@echo "make rvsadm    build the userspace tool"
 	@echo "make demo      README's main job: balance real traffic in the VM"
 	@echo "make test      README's test command: host tests + VM tests"
@@ -42,8 +45,12 @@ kernel: deps
 kernel-debug: deps
 	qemu/build-kernel --debug
 
+# The prerequisites first (CONFIG_RUST, the kernel's rustc and bindgen, its
+# rust/ build output), so that a missing one is one line, not a wall of errors.
 module:
 	@test -n "$(KDIR)" || { echo "no kernel tree: run 'make kernel' or pass KDIR="; exit 1; }
+	@PATH=/usr/lib/llvm-19/bin:$(PATH) dkms/rvs-check-kernel --rustc $(RVS_RUSTC) \
+		--bindgen $(RVS_BINDGEN) $(KDIR) >/dev/null
 	$(KMAKE) modules
 
 module-debug:

@@ -11,7 +11,8 @@ KMAKE := $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=1 RUSTC=$(RVS_RUSTC) \
 	PATH=/usr/lib/llvm-19/bin:$(RVS_TOOLS_DIR)/bin:$(PATH)
 
 .PHONY: all module rvsadm deps kernel clean test demo help clippy fmt \
-	kernel-debug module-debug test-debug check-layers
+	kernel-debug module-debug test-debug check-layers \
+	install install-module install-rvsadm install-dkms uninstall
 
 # The debug (sanitizer) kernel and the module built against it, in its own
 # output directory so the normal rvs.ko is never clobbered (6.12's kbuild
@@ -35,6 +36,9 @@ help:
 	@echo "make clippy    tools/check-layers, then clippy on module (CLIPPY=1), rvsadm and rvs/core"
 	@echo "make check-layers  the module's layering rules (no unsafe in rvs/lb, no import cycles)"
 	@echo "make fmt       rustfmt everything"
+	@echo "make install   rvs.ko (KDIR=, KVER=), rvsadm, man page, completions, unit; DESTDIR-aware"
+	@echo "make install-dkms  the module's sources and dkms.conf under /usr/src (then dkms install rvs/$(VERSION))"
+	@echo "make uninstall what make install and install-dkms put there"
 
 deps:
 	qemu/install-deps
@@ -95,6 +99,68 @@ test:
 # The same suite on the debug kernel, then a kmemleak scan; not in CI (slow).
 test-debug:
 	@tests/run-all --debug
+
+# Installation (DESTDIR-aware; the Debian packages are made with these).
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' rvsadm/Cargo.toml)
+PREFIX ?= /usr
+SBINDIR ?= $(PREFIX)/sbin
+LIBEXECDIR ?= $(PREFIX)/libexec
+MAN8DIR ?= $(PREFIX)/share/man/man8
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/vendor-completions
+UNITDIR ?= $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
+SYSCONFDIR ?= /etc
+DKMSDIR ?= $(PREFIX)/src/rvs-$(VERSION)
+# The kernel rvs.ko is built for (KDIR's), and where its modules live.
+KVER ?= $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null)
+MODDIR ?= /lib/modules/$(KVER)/extra
+RVSADM_BIN = $(or $(CARGO_TARGET_DIR),target)/release/rvsadm
+# The module's sources as DKMS builds them (no generated bindings).
+DKMS_SRC = Kbuild rvs/bindings.h rvs/bindings.allow rvs/helpers.c rvs/helpers.h \
+	rvs/uapi/rvs.h $(filter-out rvs/bindings_generated.rs,$(wildcard rvs/*.rs)) \
+	$(wildcard rvs/sys/*.rs rvs/lb/*.rs rvs/core/*.rs rvs/core/sched/*.rs)
+# conffile SRC DEST: an /etc file, kept if there is one already.
+conffile = test -e $(DESTDIR)$(2) || install -D -m 0644 $(1) $(DESTDIR)$(2)
+
+install: install-module install-rvsadm
+
+install-module: module
+	@test -n "$(KVER)" || { echo "no kernel release in $(KDIR)/include/config/kernel.release: pass KVER="; exit 1; }
+	install -D -m 0644 rvs.ko $(DESTDIR)$(MODDIR)/rvs.ko
+	$(call conffile,packaging/modprobe.conf,$(SYSCONFDIR)/modprobe.d/rvs.conf)
+	@# depmod in DESTDIR only where a kernel is installed there (a scratch root).
+	@if [ -z "$(DESTDIR)" ]; then echo "depmod $(KVER)"; depmod $(KVER); \
+	elif [ -f $(DESTDIR)/lib/modules/$(KVER)/modules.builtin ]; then \
+		echo "depmod -b $(DESTDIR) $(KVER)"; depmod -b $(DESTDIR) $(KVER); \
+	else echo "depmod skipped: no kernel $(KVER) in $(DESTDIR) (run depmod $(KVER) where it is installed)"; fi
+
+install-rvsadm: rvsadm
+	install -D -m 0755 $(RVSADM_BIN) $(DESTDIR)$(SBINDIR)/rvsadm
+	install -D -m 0644 Documentation/rvsadm.8 $(DESTDIR)$(MAN8DIR)/rvsadm.8
+	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	$(RVSADM_BIN) --completions bash >$(DESTDIR)$(BASHCOMPDIR)/rvsadm
+	$(RVSADM_BIN) --completions zsh >$(DESTDIR)$(ZSHCOMPDIR)/_rvsadm
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(LIBEXECDIR)/rvs $(DESTDIR)$(SYSCONFDIR)/rvs
+	sed 's|@LIBEXECDIR@|$(LIBEXECDIR)|g' packaging/rvs.service.in >$(DESTDIR)$(UNITDIR)/rvs.service
+	sed 's|@SBINDIR@|$(SBINDIR)|g' packaging/rvs-service.in >$(DESTDIR)$(LIBEXECDIR)/rvs/rvs-service
+	chmod 0755 $(DESTDIR)$(LIBEXECDIR)/rvs/rvs-service
+	$(call conffile,packaging/default,$(SYSCONFDIR)/default/rvs)
+
+install-dkms:
+	@for f in $(DKMS_SRC); do install -D -m 0644 $$f $(DESTDIR)$(DKMSDIR)/$$f || exit 1; done
+	install -m 0755 -D -t $(DESTDIR)$(DKMSDIR)/dkms dkms/rvs-check-kernel dkms/rvs-dkms-build
+	sed 's|@VERSION@|$(VERSION)|g' dkms/dkms.conf.in >$(DESTDIR)$(DKMSDIR)/dkms.conf
+	$(call conffile,packaging/modprobe.conf,$(SYSCONFDIR)/modprobe.d/rvs.conf)
+
+# Leaves /etc alone (the operator's settings and rules), as dpkg's remove does.
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/rvsadm $(DESTDIR)$(MAN8DIR)/rvsadm.8 \
+		$(DESTDIR)$(BASHCOMPDIR)/rvsadm $(DESTDIR)$(ZSHCOMPDIR)/_rvsadm \
+		$(DESTDIR)$(UNITDIR)/rvs.service $(DESTDIR)$(LIBEXECDIR)/rvs/rvs-service
+	-rmdir $(DESTDIR)$(LIBEXECDIR)/rvs
+	rm -rf $(DESTDIR)$(DKMSDIR)
+	@if [ -n "$(KVER)" ] && [ -f $(DESTDIR)$(MODDIR)/rvs.ko ]; then \
+		rm -f $(DESTDIR)$(MODDIR)/rvs.ko; [ -n "$(DESTDIR)" ] || depmod $(KVER); fi
 
 clean:
 	-$(KMAKE) clean

@@ -12,7 +12,7 @@ KMAKE := $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=1 RUSTC=$(RVS_RUSTC) \
 
 .PHONY: all module rvsadm deps kernel clean test demo help clippy fmt \
 	kernel-debug module-debug test-debug check-layers \
-	install install-module install-rvsadm install-dkms uninstall
+	install install-module install-rvsadm install-dkms uninstall deb
 
 # The debug (sanitizer) kernel and the module built against it, in its own
 # output directory so the normal rvs.ko is never clobbered (6.12's kbuild
@@ -39,6 +39,7 @@ help:
 	@echo "make install   rvs.ko (KDIR=, KVER=), rvsadm, man page, completions, unit; DESTDIR-aware"
 	@echo "make install-dkms  the module's sources and dkms.conf under /usr/src (then dkms install rvs/$(VERSION))"
 	@echo "make uninstall what make install and install-dkms put there"
+	@echo "make deb       Debian packages rvsadm and rvs-dkms into .build/deb/"
 
 deps:
 	qemu/install-deps
@@ -161,6 +162,10 @@ uninstall:
 	rm -rf $(DESTDIR)$(DKMSDIR)
 	@if [ -n "$(KVER)" ] && [ -f $(DESTDIR)$(MODDIR)/rvs.ko ]; then \
 		rm -f $(DESTDIR)$(MODDIR)/rvs.ko; [ -n "$(DESTDIR)" ] || depmod $(KVER); fi
+
+# Debian packages (packaging/debian/) built from a copy of the sources.
+deb:
+	packaging/make-deb
 
 clean:
 	-$(KMAKE) clean

@@ -116,10 +116,12 @@ DKMSDIR ?= $(PREFIX)/src/rvs-$(VERSION)
 KVER ?= $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null)
 MODDIR ?= /lib/modules/$(KVER)/extra
 RVSADM_BIN = $(or $(CARGO_TARGET_DIR),target)/release/rvsadm
-# The module's sources as DKMS builds them (no generated bindings).
+# The module's sources as DKMS builds them: every Rust file at any depth
+# (a new subdirectory such as rvs/core/sync/ must not be left out), but
+# the generated bindings and the core's host-only tests.
 DKMS_SRC = Kbuild rvs/bindings.h rvs/bindings.allow rvs/helpers.c rvs/helpers.h \
-	rvs/uapi/rvs.h $(filter-out rvs/bindings_generated.rs,$(wildcard rvs/*.rs)) \
-	$(wildcard rvs/sys/*.rs rvs/lb/*.rs rvs/core/*.rs rvs/core/sched/*.rs)
+	rvs/uapi/rvs.h $(sort $(filter-out rvs/bindings_generated.rs rvs/core/tests/%,\
+	$(shell find rvs -name '*.rs')))
 # conffile SRC DEST: an /etc file, kept if there is one already.
 conffile = test -e $(DESTDIR)$(2) || install -D -m 0644 $(1) $(DESTDIR)$(2)
 

@@ -143,11 +143,12 @@ fn check_reply(p: &[u8]) -> Result<u8, String> {
             }
         })?,
         // Version and table size (u32), entry count (u32), then the table's
-        // memory, refused and evicted counters (u64) and their pad.
+        // memory, refused and evicted counters (u64), their pad, and the
+        // VIP port guard's count (u64).
         RVS_CMD_GET_INFO => walk_attrs(attrs, |kind, v| {
             let want = match kind & NLA_TYPE_MASK {
                 1..=3 => 4,
-                4..=6 => 8,
+                4..=6 | 8 => 8,
                 7 => 0,
                 _ => return Err(format!("unknown GET_INFO attribute {kind}")),
             };

@@ -11,13 +11,20 @@ topo_nat sch 2
 for i in 1 2; do serve_name "${RS[$i]}" tcp 80 rs$i; done
 
 # run SCHED W1 W2 N: a fresh service with that scheduler and weights, then
-# N connections from the client; prints the per-server counts.
+# N connections from the client; prints the per-server counts. Each run
+# has a virtual port of its own (8001, 8002, ...; the real servers' port
+# stays 80): IPVS gives a re-added real server of a deleted service its
+# old counters back (its dest trash), and the earlier run's TIME_WAIT
+# connections would then weigh on lc and wlc.
+mk_test_tmp
+echo 8000 >"$TEST_TMP/vport"
 run() {
-  adm "$LB" -D -t $VIP:80 2>/dev/null
-  adm_ok "$LB" -A -t $VIP:80 -s "$1"
-  adm_ok "$LB" -a -t $VIP:80 -r ${RIP[1]}:80 -m -w "$2"
-  adm_ok "$LB" -a -t $VIP:80 -r ${RIP[2]}:80 -m -w "$3"
-  lb_names "$CL" tcp $VIP 80 "$4" | count_names
+  local vp; vp=$(( $(cat "$TEST_TMP/vport") + 1 )); echo $vp >"$TEST_TMP/vport"
+  adm "$LB" -D -t $VIP:$((vp - 1)) 2>/dev/null
+  adm_ok "$LB" -A -t $VIP:$vp -s "$1"
+  adm_ok "$LB" -a -t $VIP:$vp -r ${RIP[1]}:80 -m -w "$2"
+  adm_ok "$LB" -a -t $VIP:$vp -r ${RIP[2]}:80 -m -w "$3"
+  lb_names "$CL" tcp $VIP $vp "$4" | count_names
 }
 
 for s in sh mh dh; do

@@ -549,10 +549,11 @@ fn vip_guard(ns: &NetState, net: &Net, mut skb: Skb<'_>, pkt: &Packet, g: &ReadG
     if mode == 0 || !ns.services.vips.contains(g, pkt.ip.af, &pkt.ip.daddr) {
         return Verdict::Accept;
     }
+    // What opens a connection (never sloppy here: a mid-stream segment
+    // reaches no listener), and for UDP not a reply conntrack has seen.
     let opens = match pkt.l4 {
-        L4Event::Tcp(f) => f.syn && !f.ack && !f.rst,
-        L4Event::Sctp(ev) => ev.opens(),
         L4Event::Udp => !skb.ct_is_reply(),
+        l4 => l4.opens(Sloppy::default()),
     };
     if !opens {
         return Verdict::Accept;

@@ -44,6 +44,7 @@ pub mod sctp;
 pub mod settings;
 pub mod svcattr;
 pub mod sync;
+pub mod tcp_reset;
 pub mod tunnel;
 pub mod tunnel_icmp;
 pub mod uapi;

@@ -74,7 +74,8 @@ uapi_consts! {
     RVS_CMD_ZERO: u8 = 16;
     RVS_CMD_FLUSH: u8 = 17;
     RVS_CMD_GET_CONN: u8 = 18;
-    RVS_CMD_MAX: u8 = 18;
+    RVS_CMD_FLUSH_CONNS: u8 = 19;
+    RVS_CMD_MAX: u8 = 19;
 
     // enum rvs_attr (top level)
     RVS_CMD_ATTR_UNSPEC: u16 = 0;
@@ -130,7 +131,8 @@ uapi_consts! {
     RVS_DEST_ATTR_TUN_TYPE: u16 = 13;
     RVS_DEST_ATTR_TUN_PORT: u16 = 14;
     RVS_DEST_ATTR_TUN_FLAGS: u16 = 15;
-    RVS_DEST_ATTR_MAX: u16 = 15;
+    RVS_DEST_ATTR_DRAIN: u16 = 16;
+    RVS_DEST_ATTR_MAX: u16 = 16;
 
     // enum rvs_tun_type, tunnel flags
     RVS_TUN_TYPE_IPIP: u8 = 0;
@@ -180,7 +182,8 @@ uapi_consts! {
     RVS_INFO_ATTR_CONN_EVICTED: u16 = 6;
     RVS_INFO_ATTR_PAD: u16 = 7;
     RVS_INFO_ATTR_VIP_GUARDED: u16 = 8;
-    RVS_INFO_ATTR_MAX: u16 = 8;
+    RVS_INFO_ATTR_CONN_FLUSHED: u16 = 9;
+    RVS_INFO_ATTR_MAX: u16 = 9;
 }
 
 /// Size in bytes of `struct rvs_flags { __u32 flags; __u32 mask; }`.

@@ -73,6 +73,11 @@ enum rvs_cmd {
 	RVS_CMD_FLUSH,		/* 17 */
 	/* rvs additions, after IPVS's numbers */
 	RVS_CMD_GET_CONN,	/* 18: dump connections (IPVS: /proc/net/ip_vs_conn) */
+	/* 19: end the connections of a service (SERVICE) or of one of its
+	 * real servers (SERVICE and DEST: address, port) now: TCP reset
+	 * toward both ends, other entries removed. The reply, of this
+	 * command, carries RVS_INFO_ATTR_CONN_FLUSHED: how many ended. */
+	RVS_CMD_FLUSH_CONNS,
 	__RVS_CMD_MAX,
 };
 #define RVS_CMD_MAX (__RVS_CMD_MAX - 1)
@@ -140,6 +145,10 @@ enum rvs_dest_attr {
 	RVS_DEST_ATTR_TUN_TYPE,		/* 13: u8 */
 	RVS_DEST_ATTR_TUN_PORT,		/* 14: u16, network order */
 	RVS_DEST_ATTR_TUN_FLAGS,	/* 15: u16 */
+	/* rvs additions */
+	RVS_DEST_ATTR_DRAIN,		/* 16: u32 seconds. DEL_DEST: drain for this long,
+					 * then flush and delete; GET_DEST: seconds
+					 * left, present while draining */
 	__RVS_DEST_ATTR_MAX,
 };
 #define RVS_DEST_ATTR_MAX (__RVS_DEST_ATTR_MAX - 1)
@@ -204,6 +213,8 @@ enum rvs_info_attr {
 	RVS_INFO_ATTR_CONN_EVICTED,	/* 6: u64 embryonic entries evicted (drop_entry) */
 	RVS_INFO_ATTR_PAD,		/* 7: padding for the u64 attributes */
 	RVS_INFO_ATTR_VIP_GUARDED,	/* 8: u64 packets the VIP port guard dropped or refused */
+	RVS_INFO_ATTR_CONN_FLUSHED,	/* 9: u64 connections ended by flushes and drains
+					 * (FLUSH_CONNS reply: by that flush) */
 	__RVS_INFO_ATTR_MAX,
 };
 #define RVS_INFO_ATTR_MAX (__RVS_INFO_ATTR_MAX - 1)

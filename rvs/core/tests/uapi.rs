@@ -236,7 +236,8 @@ fn header_parser_sees_everything() {
     let h = parse_header(&header_text()).unwrap();
     assert_eq!(h.numbers["RVS_CMD_FLUSH"], 17);
     assert_eq!(h.numbers["RVS_CMD_GET_CONN"], 18);
-    assert_eq!(h.numbers["RVS_CMD_MAX"], 18);
+    assert_eq!(h.numbers["RVS_CMD_FLUSH_CONNS"], 19);
+    assert_eq!(h.numbers["RVS_CMD_MAX"], 19);
     assert_eq!(h.numbers["RVS_CMD_ATTR_CONN"], 7);
     assert_eq!(h.numbers["RVS_CMD_ATTR_EXPIRE_NODEST_CONN"], 8);
     assert_eq!(h.numbers["RVS_CONN_ATTR_FWD_METHOD"], 11);

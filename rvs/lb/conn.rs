@@ -14,13 +14,13 @@
 #![forbid(unsafe_code)]
 
 use crate::lb::dest::Dest;
-use crate::lb::service::Service;
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::defense;
 use crate::rvs_core::expiry::{self, expired};
 use crate::rvs_core::packet::{IPPROTO_SCTP, IPPROTO_TCP, IPPROTO_UDP};
 use crate::rvs_core::proto::{ConnState, Counted, Counters};
 use crate::rvs_core::proto::{Dir, L4Event, TcpState, Timeouts};
+use crate::rvs_core::tcp_reset::{self, SegSeq};
 use crate::sys::chain::{ChainItem, Entry, EntryRef, RefSlot};
 use crate::sys::slab::{CacheOwner, CacheSlot};
 use crate::sys::time::{hz, jiffies, secs_to_jiffies};
@@ -82,8 +82,6 @@ impl Tuple {
 pub(crate) struct Conn {
     /// The real server; kept alive by this reference after deletion.
     pub(crate) dest: Arc<Dest>,
-    /// The service it was scheduled by (for its counters).
-    pub(crate) svc: Arc<Service>,
     pub(super) expires: AtomicU64,
     /// The connection's addresses.
     pub(crate) tuple: Tuple,
@@ -99,6 +97,11 @@ pub(crate) struct Conn {
     pub(super) in_pkts: AtomicU8,
     /// Jiffies (low 32 bits) of the client's last packet.
     pub(super) last_in: AtomicU32,
+    /// TCP: the sequence number the real server expects next (0: not
+    /// seen yet), for a reset that ends the connection (`rvs_core::tcp_reset`).
+    pub(super) server_next: AtomicU32,
+    /// TCP: the sequence number the client expects next (0: not seen).
+    pub(super) client_next: AtomicU32,
     /// Connections: the template that controls this one (none if none),
     /// kept in the table while this connection is (see [`ControlRef`]).
     /// Templates are entries counted by the chain (`Entry::refs`: 1 while
@@ -148,9 +151,8 @@ impl Conn {
         tuple: Tuple,
         fwd: FwdMethod,
         dest: Arc<Dest>,
-        svc: Arc<Service>,
     ) -> ConnEntry {
-        let c = Conn::fresh(tuple, fwd, dest, svc, false, jiffies(), None);
+        let c = Conn::fresh(tuple, fwd, dest, false, jiffies(), None);
         // Its one datagram came from the client.
         c.in_pkts.store(1, Ordering::Relaxed);
         Entry::unhashed(c)
@@ -163,7 +165,6 @@ impl Conn {
         tuple: Tuple,
         fwd: FwdMethod,
         dest: Arc<Dest>,
-        svc: Arc<Service>,
         template: bool,
         expires: u64,
         control: Option<ControlRef>,
@@ -172,7 +173,6 @@ impl Conn {
             tuple,
             fwd,
             dest,
-            svc,
             // Templates (protocol 0 or the service's) track nothing.
             state: if tuple.protocol == IPPROTO_SCTP && !template {
                 ConnState::new_sctp()
@@ -183,6 +183,8 @@ impl Conn {
             last_in: AtomicU32::new(jiffies() as u32),
             template,
             in_pkts: AtomicU8::new(0),
+            server_next: AtomicU32::new(0),
+            client_next: AtomicU32::new(0),
             control: RefSlot::new(control.map(|r| r.0)),
         }
     }
@@ -248,6 +250,38 @@ impl Conn {
                 .timeout_secs(),
         };
         self.set_expires(jiffies().wrapping_add(secs_to_jiffies(timeout)))
+    }
+
+    /// Learns what each end expects next from a TCP segment travelling in
+    /// direction `dir`: its end is what its receiver expects, its
+    /// acknowledgement what its sender expects. Relaxed and racy: two CPUs
+    /// may store out of order, which a later segment corrects; a reset
+    /// that misses the exact number draws a challenge ACK (see
+    /// `rvs_core::tcp_reset`).
+    pub(super) fn note_seq(&self, dir: Dir, s: SegSeq) {
+        let (to, from) = match dir {
+            Dir::Output => (&self.client_next, &self.server_next),
+            _ => (&self.server_next, &self.client_next),
+        };
+        let keep = |a: &AtomicU32, v: u32| {
+            let kept = a.load(Ordering::Relaxed);
+            let new = tcp_reset::advance(kept, v);
+            if new != kept {
+                a.store(new, Ordering::Relaxed);
+            }
+        };
+        keep(to, s.end);
+        if let Some(ack) = s.ack {
+            keep(from, ack);
+        }
+    }
+
+    /// The sequence numbers (server's, client's) a reset toward each end
+    /// carries; `None` before any segment taught them.
+    pub(crate) fn reset_seqs(&self) -> Option<(u32, u32)> {
+        let s = self.server_next.load(Ordering::Relaxed);
+        let c = self.client_next.load(Ordering::Relaxed);
+        (s != 0 || c != 0).then_some((s, c))
     }
 
     /// Sets the expiry; returns it if it moved earlier. Racing writers may

@@ -25,7 +25,6 @@
 
 use crate::lb::conn::{dec_saturating, Conn, ConnEntry, ControlRef, Limits, Tuple, ENTRY_SIZE};
 use crate::lb::dest::Dest;
-use crate::lb::service::Service;
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::defense;
 use crate::rvs_core::expiry::{self, before32};
@@ -260,7 +259,6 @@ impl ConnTable {
         tuple: Tuple,
         fwd: FwdMethod,
         dest: Arc<Dest>,
-        svc: Arc<Service>,
         template: bool,
         expire_secs: u32,
         limits: Limits,
@@ -279,7 +277,6 @@ impl ConnTable {
             tuple,
             fwd,
             dest,
-            svc,
             template,
             jiffies().wrapping_add(secs_to_jiffies(expire_secs)),
             control,

@@ -203,7 +203,7 @@ fn request(
             new_conn = true;
             if proto == IPPROTO_UDP && svc.one_packet() {
                 one_packet = true;
-                unhashed = Conn::one_packet(tuple, fwd, dest, svc.clone());
+                unhashed = Conn::one_packet(tuple, fwd, dest);
                 &unhashed
             } else {
                 match conns.insert(
@@ -211,7 +211,6 @@ fn request(
                     tuple,
                     fwd,
                     dest,
-                    svc.clone(),
                     false,
                     2,
                     ns.limits(),
@@ -235,9 +234,12 @@ fn request(
         ns.timeouts.get(g),
         ns.limits().secure_tcp,
     );
+    if let Some(s) = pkt.seq {
+        conn.note_seq(dir, s);
+    }
     let len = skb.len();
     conn.dest.stats.count_in(len, new_conn);
-    conn.svc.stats.count_in(len, new_conn);
+    conn.dest.svc_stats.count_in(len, new_conn);
     if let Some(t) = &ns.tot_stats {
         t.count_in(len, new_conn);
     }
@@ -377,7 +379,6 @@ fn persistent_dest(
         tuple,
         dest.fwd(),
         dest.clone(),
-        svc.clone(),
         true,
         timeout,
         limits,
@@ -598,8 +599,11 @@ fn reply(
         ns.timeouts.get(g),
         ns.limits().secure_tcp,
     );
+    if let Some(s) = pkt.seq {
+        conn.note_seq(Dir::Output, s);
+    }
     conn.dest.stats.count_out(skb.len());
-    conn.svc.stats.count_out(skb.len());
+    conn.dest.svc_stats.count_out(skb.len());
     if let Some(t) = &ns.tot_stats {
         t.count_out(skb.len());
     }

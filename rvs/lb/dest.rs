@@ -52,12 +52,16 @@ pub(crate) struct Dest {
     id: u32,
     /// Traffic counters.
     pub(crate) stats: Stats,
+    /// Its service's traffic counters, which its connections count in
+    /// too (a connection reaches its service's counters through its
+    /// server, so the entry need not hold the service).
+    pub(crate) svc_stats: Arc<Stats>,
     /// Output route to this server, cached per CPU.
     pub(crate) route: RouteCache,
 }
 
 impl Dest {
-    pub(super) fn new(p: &DestParams) -> Result<Arc<Self>> {
+    pub(super) fn new(p: &DestParams, svc_stats: Arc<Stats>) -> Result<Arc<Self>> {
         Ok(Arc::new(
             Dest {
                 af: p.af,
@@ -76,6 +80,7 @@ impl Dest {
                 overloaded: AtomicBool::new(false),
                 id: next_dest_id(),
                 stats: Stats::new()?,
+                svc_stats,
                 route: RouteCache::new()?,
             },
             GFP_KERNEL_ACCOUNT,

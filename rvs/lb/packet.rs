@@ -14,6 +14,7 @@ use crate::rvs_core::packet::{
 };
 use crate::rvs_core::proto::{L4Event, TcpFlags};
 use crate::rvs_core::sctp::{self, SctpEvent};
+use crate::rvs_core::tcp_reset::{self, SegSeq};
 use crate::sys::skb::Skb;
 
 /// A parsed TCP/UDP/SCTP over IPv4 or IPv6 packet.
@@ -26,6 +27,8 @@ pub(crate) struct Packet {
     pub(crate) dport: u16,
     /// What the transport header says to the connection's tracker.
     pub(crate) l4: L4Event,
+    /// TCP: what the segment says of each end's next sequence number.
+    pub(crate) seq: Option<SegSeq>,
 }
 
 impl Packet {
@@ -149,8 +152,12 @@ pub(crate) fn parse(skb: &mut Skb<'_>, af: AddrFamily) -> Option<Packet> {
     let hdr = skb.header(off.checked_add(l4_len)?)?;
     let l4 = hdr.get(off..)?;
     let ports = packet::parse_l4_ports(l4, ip.proto).ok()?;
+    let mut seq = None;
     let l4 = match ip.proto {
-        IPPROTO_TCP => L4Event::Tcp(packet::tcp_flags(l4).ok()?),
+        IPPROTO_TCP => {
+            seq = tcp_reset::seg_seq(l4, pkt_len.saturating_sub(off).saturating_sub(l4_len));
+            L4Event::Tcp(packet::tcp_flags(l4).ok()?)
+        }
         IPPROTO_SCTP => {
             let (first, len) = sctp::first_chunk(l4).ok()?;
             L4Event::Sctp(sctp_event(skb, off, first, len))
@@ -162,6 +169,7 @@ pub(crate) fn parse(skb: &mut Skb<'_>, af: AddrFamily) -> Option<Packet> {
         sport: ports.src,
         dport: ports.dst,
         l4,
+        seq,
     })
 }
 

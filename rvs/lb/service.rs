@@ -41,13 +41,13 @@ pub(crate) struct Service {
     pub(super) timeout: AtomicU32,
     pub(super) netmask: AtomicU32,
     /// Traffic counters.
-    pub(crate) stats: Stats,
+    pub(crate) stats: Arc<Stats>,
 }
 
 impl Service {
     pub(super) fn new(key: ServiceKey, p: &ServiceParams) -> Result<Arc<Self>> {
         let dests = RcuCell::new(KVec::new())?;
-        let stats = Stats::new()?;
+        let stats = Arc::new(Stats::new()?, GFP_KERNEL_ACCOUNT)?;
         let scheduler = Scheduler::new(p.sched, p.flags)?;
         Arc::pin_init(
             pin_init!(Service {

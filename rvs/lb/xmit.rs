@@ -185,6 +185,7 @@ pub(crate) fn forward_icmp(
             sport: 0,
             dport: 0,
             l4: L4Event::Udp,
+            seq: None,
         };
         let tunnel = conn.dest.tunnel();
         if encapsulate(net, &mut skb, &pkt, tunnel, out_af, &rt.saddr, daddr).is_err() {

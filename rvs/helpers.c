@@ -166,6 +166,24 @@ void rvs_consume_skb(struct sk_buff *skb)
 	consume_skb(skb);
 }
 
+/* A packet rvs sends on its own (a TCP reset): the `len` bytes of IP
+ * packet at `data`, with room for any link layer or tunnel header in
+ * front, its network and transport headers set. */
+struct sk_buff *rvs_skb_build(const void *data, unsigned int len, bool v6,
+			      unsigned int l4_off)
+{
+	struct sk_buff *skb = alloc_skb(MAX_HEADER + len, GFP_ATOMIC);
+
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, MAX_HEADER);
+	skb_put_data(skb, data, len);
+	skb_reset_network_header(skb);
+	skb_set_transport_header(skb, l4_off);
+	skb->protocol = htons(v6 ? ETH_P_IPV6 : ETH_P_IP);
+	return skb;
+}
+
 const struct genl_family *rvs_genl_dump_family(struct netlink_callback *cb)
 {
 	return genl_dumpit_info(cb)->info.family;

@@ -46,6 +46,8 @@ struct nlattr **rvs_genl_dump_attrs(struct netlink_callback *cb);
 u32 rvs_skb_len(const struct sk_buff *skb);
 /* consume_skb is an inline kfree_skb in kernels without CONFIG_TRACEPOINTS. */
 void rvs_consume_skb(struct sk_buff *skb);
+struct sk_buff *rvs_skb_build(const void *data, unsigned int len, bool v6,
+			      unsigned int l4_off);
 const struct genl_family *rvs_genl_dump_family(struct netlink_callback *cb);
 u8 rvs_genl_dump_cmd(struct netlink_callback *cb);
 

@@ -8,7 +8,7 @@
 //! an add or edit needs; without it only the identifying attributes are
 //! required (delete, get, and the service half of destination commands).
 
-use super::config::{self, AddrFamily, ConfigError, FwdMethod, EINVAL, ENOENT};
+use super::config::{self, AddrFamily, ConfigError, FwdMethod, EINVAL, ENOENT, ERANGE};
 use super::nlattr::{self, AttrError};
 use super::sched::SchedKind;
 use super::tunnel::{self, Tunnel};
@@ -281,10 +281,52 @@ pub fn parse_dest(nest: &[u8], svc: &ServiceKey, full: bool) -> Result<DestParam
     Ok(d)
 }
 
+/// The longest drain (`RVS_DEST_ATTR_DRAIN`) accepted: a day. A drain is
+/// for connections to finish on their own; anything longer is a
+/// forgotten server, which `-e` (cancel) or a weight of 0 says better.
+pub const MAX_DRAIN_SECS: u32 = 86_400;
+
+/// The drain of a delete request's destination nest: `Some(seconds)`
+/// when it asks to drain (1 to [`MAX_DRAIN_SECS`]), `None` to delete now.
+pub fn parse_drain(nest: &[u8]) -> Result<Option<u32>, ConfigError> {
+    let mut t: [Option<&[u8]>; RVS_DEST_ATTR_MAX as usize + 1] =
+        [None; RVS_DEST_ATTR_MAX as usize + 1];
+    nlattr::parse_nested(nest, &mut t).map_err(attr_err)?;
+    let Some(p) = t.get(usize::from(RVS_DEST_ATTR_DRAIN)).copied().flatten() else {
+        return Ok(None);
+    };
+    let secs = nlattr::get_u32(RVS_DEST_ATTR_DRAIN, p).map_err(attr_err)?;
+    if secs == 0 || secs > MAX_DRAIN_SECS {
+        return Err(ConfigError::new(
+            ERANGE,
+            c"drain must last 1 to 86400 seconds",
+        ));
+    }
+    Ok(Some(secs))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::vec::Vec;
+
+    #[test]
+    fn drain_is_optional_and_bounded() {
+        let addr = attr(RVS_DEST_ATTR_ADDR, &[10, 0, 0, 1]);
+        assert_eq!(parse_drain(&addr).unwrap(), None);
+        let with = |secs: u32| {
+            let mut n = addr.clone();
+            n.extend(attr(RVS_DEST_ATTR_DRAIN, &secs.to_ne_bytes()));
+            parse_drain(&n)
+        };
+        assert_eq!(with(30).unwrap(), Some(30));
+        assert_eq!(with(MAX_DRAIN_SECS).unwrap(), Some(MAX_DRAIN_SECS));
+        assert_eq!(with(0).unwrap_err().errno, ERANGE);
+        assert_eq!(with(MAX_DRAIN_SECS + 1).unwrap_err().errno, ERANGE);
+        let mut short = addr.clone();
+        short.extend(attr(RVS_DEST_ATTR_DRAIN, &[1, 0]));
+        assert_eq!(parse_drain(&short).unwrap_err().errno, EINVAL);
+    }
 
     fn attr(kind: u16, payload: &[u8]) -> Vec<u8> {
         let len = (4 + payload.len()) as u16;

@@ -62,6 +62,8 @@ pub(crate) struct ConnTable {
     pub(super) refused: AtomicU64,
     /// Embryonic entries evicted by `drop_entry`.
     pub(super) evicted: AtomicU64,
+    /// Connections ended by flushes and drains (`lb::conn_flush`).
+    pub(super) flushed: AtomicU64,
     /// The bucket the next insert-time eviction scan starts at.
     pub(super) evict_cursor: AtomicU32,
     /// Jiffies of the last "table full" warning (0 = never).
@@ -93,6 +95,7 @@ impl ConnTable {
             count: AtomicU32::new(0),
             refused: AtomicU64::new(0),
             evicted: AtomicU64::new(0),
+            flushed: AtomicU64::new(0),
             evict_cursor: AtomicU32::new(0),
             last_full_log: AtomicU64::new(0),
         })
@@ -111,6 +114,11 @@ impl ConnTable {
     /// Embryonic entries evicted by `drop_entry` so far.
     pub(crate) fn evicted(&self) -> u64 {
         self.evicted.load(Ordering::Relaxed)
+    }
+
+    /// Connections ended by flushes and drains so far.
+    pub(crate) fn flushed(&self) -> u64 {
+        self.flushed.load(Ordering::Relaxed)
     }
 
     /// Bytes held by the table: bucket array plus entries.

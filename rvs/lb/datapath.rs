@@ -295,7 +295,8 @@ fn nodest(ns: &NetState, conns: &ConnTable, c: &ConnEntry, pkt: &Packet) -> Node
     let syn = pkt.tcp().is_some_and(|f| f.syn && !f.ack && !f.rst);
     // A reused port on a quiesced server is rescheduled only while port
     // reuse is handled at all (IPVS tests both under conn_reuse_mode).
-    let quiesced_reuse = syn && c.dest.weight() == 0 && ns.setting(Setting::ConnReuseMode) != 0;
+    let quiesced_reuse =
+        syn && c.dest.sched_weight() == 0 && ns.setting(Setting::ConnReuseMode) != 0;
     if !removed && !quiesced_reuse {
         return Nodest::Keep;
     }
@@ -346,7 +347,8 @@ fn persistent_dest(
         (svc.key.protocol, vaddr, svc.key.port)
     };
     if let Some(t) = conns.lookup_template(g, af, proto, &masked, vaddr, vport) {
-        let expired = quiescent && t.dest.weight() == 0;
+        // A draining server takes no new client, templates or not.
+        let expired = (quiescent && t.dest.weight() == 0) || t.dest.is_draining();
         if !t.dest.removed.load(Ordering::Relaxed) && !expired {
             conns.touch(t, timeout);
             // `None`: the collector is removing it right now; a new

@@ -16,7 +16,9 @@ use crate::rvs_core::svcattr::DestParams;
 use crate::rvs_core::tunnel::Tunnel;
 use crate::sys::rcu::WriterToken;
 use crate::sys::route::RouteCache;
-use core::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
+use crate::rvs_core::expiry::expired;
+use crate::sys::time::{hz, jiffies, secs_to_jiffies};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -48,6 +50,12 @@ pub(crate) struct Dest {
     /// Over its upper connection threshold and not yet below the lower
     /// one (`-x`/`-y` hysteresis, see [`Dest::refresh_overload`]).
     overloaded: AtomicBool,
+    /// Draining (`rvsadm -d --drain`): jiffies of the deadline, 0 when
+    /// not draining. A draining server takes no new connection (the
+    /// schedulers see weight 0, its persistence templates are void); its
+    /// connections carry on until the deadline, when `lb::drain` ends
+    /// them and deletes it.
+    drain_until: AtomicU64,
     /// Names the server in lblc/lblcr tables (unique while it exists).
     id: u32,
     /// Traffic counters.
@@ -78,6 +86,7 @@ impl Dest {
                 persist_conns: AtomicU32::new(0),
                 removed: core::sync::atomic::AtomicBool::new(false),
                 overloaded: AtomicBool::new(false),
+                drain_until: AtomicU64::new(0),
                 id: next_dest_id(),
                 stats: Stats::new()?,
                 svc_stats,
@@ -150,6 +159,57 @@ impl Dest {
         self.weight.load(Relaxed)
     }
 
+    /// The weight new connections see: 0 while draining.
+    pub(crate) fn sched_weight(&self) -> u32 {
+        if self.is_draining() {
+            0
+        } else {
+            self.weight()
+        }
+    }
+
+    /// Whether the server drains (see `drain_until`).
+    pub(crate) fn is_draining(&self) -> bool {
+        self.drain_until.load(Relaxed) != 0
+    }
+
+    /// Starts (or moves) a drain ending `secs` from now; returns the
+    /// deadline (jiffies, never 0).
+    pub(super) fn start_drain(&self, secs: u32) -> u64 {
+        // Jiffies wrap (they start 5 minutes before it): 0 means "not
+        // draining", so a deadline that lands on it moves one tick on.
+        let at = match jiffies().wrapping_add(secs_to_jiffies(secs)) {
+            0 => 1,
+            t => t,
+        };
+        self.drain_until.store(at, Relaxed);
+        at
+    }
+
+    /// Cancels a drain (`-e`): the server takes new connections again.
+    pub(super) fn cancel_drain(&self) {
+        self.drain_until.store(0, Relaxed);
+    }
+
+    /// The drain's deadline (jiffies) if it drains.
+    pub(crate) fn drain_deadline(&self) -> Option<u64> {
+        let at = self.drain_until.load(Relaxed);
+        (at != 0).then_some(at)
+    }
+
+    /// Whole seconds left of a drain (rounded up; 0 once due), if it drains.
+    pub(crate) fn drain_secs_left(&self) -> Option<u32> {
+        let at = self.drain_deadline()?;
+        let now = jiffies();
+        let left = if expired(at, now) {
+            0
+        } else {
+            at.wrapping_sub(now)
+        };
+        let hz = hz().max(1);
+        Some(u32::try_from(left.div_ceil(hz)).unwrap_or(u32::MAX))
+    }
+
     /// Upper and lower connection thresholds.
     pub(crate) fn thresholds(&self) -> (u32, u32) {
         (self.u_thresh.load(Relaxed), self.l_thresh.load(Relaxed))
@@ -161,7 +221,7 @@ impl Dest {
         let active = self.active_conns.load(Relaxed);
         let inactive = self.inactive_conns.load(Relaxed);
         DestView {
-            weight: self.weight(),
+            weight: self.sched_weight(),
             active_conns: active,
             inactive_conns: inactive,
             overloaded: self.refresh_overload(),
@@ -171,7 +231,7 @@ impl Dest {
         }
     }
 
-    pub(super) fn same(&self, af: AddrFamily, addr: &[u8; 16], port: u16) -> bool {
+    pub(crate) fn same(&self, af: AddrFamily, addr: &[u8; 16], port: u16) -> bool {
         self.af == af && self.addr == *addr && self.port == port
     }
 }

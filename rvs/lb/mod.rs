@@ -9,9 +9,11 @@
 
 pub(crate) mod conn;
 pub(crate) mod conn_collect;
+pub(crate) mod conn_flush;
 pub(crate) mod conn_table;
 pub(crate) mod datapath;
 pub(crate) mod dest;
+pub(crate) mod drain;
 pub(crate) mod netlink;
 pub(crate) mod packet;
 pub(crate) mod procfiles;

@@ -59,7 +59,7 @@ static POLICY: [u8; CMD_ATTR_MAX + 1] = {
     p
 };
 
-static OPS: [OpSpec; 17] = [
+static OPS: [OpSpec; 18] = [
     op(RVS_CMD_NEW_SERVICE, true, false),
     op(RVS_CMD_SET_SERVICE, true, false),
     op(RVS_CMD_DEL_SERVICE, true, false),
@@ -77,6 +77,7 @@ static OPS: [OpSpec; 17] = [
     op(RVS_CMD_NEW_DAEMON, true, false),
     op(RVS_CMD_DEL_DAEMON, true, false),
     op(RVS_CMD_GET_DAEMON, false, true),
+    op(RVS_CMD_FLUSH_CONNS, true, false),
 ];
 
 /// The family as registered by the module.
@@ -136,6 +137,7 @@ impl Handler for RvsNetlink {
             RVS_CMD_SET_CONFIG => set_config(req),
             RVS_CMD_GET_CONFIG => get_config(req),
             RVS_CMD_ZERO => zero(req),
+            RVS_CMD_FLUSH_CONNS => flush_conns(req),
             // Connection sync (IPVS's sync daemons) is not implemented yet:
             // none runs, so none can be started or stopped.
             RVS_CMD_NEW_DAEMON => Err(req.fail(
@@ -186,11 +188,28 @@ fn dest_cmd(cmd: u8, req: &Request<'_>) -> Result {
         svcattr::parse_service(svc_nest.payload, false).map_err(|c| fail_config(req, c))?;
     let full = cmd != RVS_CMD_DEL_DEST;
     let d = svcattr::parse_dest(dest_nest.payload, &key, full).map_err(|c| fail_config(req, c))?;
+    let drain = match cmd {
+        RVS_CMD_DEL_DEST => svcattr::parse_drain(dest_nest.payload).map_err(|c| fail_config(req, c))?,
+        _ => None,
+    };
     let mut ctl = ns.lock();
-    let res = match cmd {
-        RVS_CMD_NEW_DEST => ns.services.add_dest(&mut ctl, &key, &d),
-        RVS_CMD_SET_DEST => ns.services.edit_dest(&mut ctl, &key, &d),
-        _ => ns.services.delete_dest(&mut ctl, &key, &d),
+    let res = match (cmd, drain) {
+        (RVS_CMD_NEW_DEST, _) => ns.services.add_dest(&mut ctl, &key, &d),
+        (RVS_CMD_SET_DEST, _) => ns.services.edit_dest(&mut ctl, &key, &d),
+        (_, Some(secs)) => ns
+            .services
+            .drain_dest(&mut ctl, &key, &d, secs)
+            .map(|at| ns.note_drain(at)),
+        _ => match ns.services.delete_dest(&mut ctl, &key, &d) {
+            // `-d` of a draining server ends the drain now, as its
+            // deadline would (not under the lock: a table walk).
+            Ok(Some(gone)) if gone.is_draining() => {
+                drop(ctl);
+                NetState::end_drained(ns, &gone);
+                Ok(())
+            }
+            r => r.map(|_| ()),
+        },
     };
     res.map_err(|e| fail_model(req, e))
 }
@@ -209,6 +228,54 @@ fn flush(req: &Request<'_>) -> Result {
     Ok(())
 }
 
+/// Ends a service's connections now, or one real server's (rvs's
+/// addition; `lb::conn_flush`), and answers how many ended. A server's
+/// connections are found by its service's counters, which every server
+/// of the service shares, deleted ones still carrying connections
+/// included.
+fn flush_conns(req: &Request<'_>) -> Result {
+    let ns = state_of(req)?;
+    let svc_nest = required(req, RVS_CMD_ATTR_SERVICE, c"service attribute missing")?;
+    let (key, _) =
+        svcattr::parse_service(svc_nest.payload, false).map_err(|c| fail_config(req, c))?;
+    let server = match req.attr(RVS_CMD_ATTR_DEST) {
+        Some(n) => Some(
+            svcattr::parse_dest(n.payload, &key, false).map_err(|c| fail_config(req, c))?,
+        ),
+        None => None,
+    };
+    let svc_stats = {
+        let mut ctl = ns.lock();
+        let svc = ns
+            .services
+            .get(&mut ctl, &key)
+            .map_err(|e| fail_model(req, e))?
+            .clone();
+        if let Some(d) = &server {
+            let dests = svc.dests.get_writer(&ctl);
+            if !dests.iter().any(|x| x.same(d.af, &d.addr, d.port)) {
+                return Err(req.fail(ENOENT, c"no such real server"));
+            }
+        }
+        svc.stats.clone()
+    };
+    // The walk may take a while on a big table: not under the lock.
+    let ended = match ns.conns() {
+        Some(conns) => conns.flush_matching(req.net(), |c| {
+            core::ptr::eq(&*c.dest.svc_stats, &*svc_stats)
+                && server
+                    .as_ref()
+                    .map_or(true, |d| c.dest.same(d.af, &d.addr, d.port))
+        }),
+        None => 0,
+    };
+    let mut reply = req.reply(RVS_CMD_FLUSH_CONNS)?;
+    reply
+        .msg()
+        .put_u64(RVS_INFO_ATTR_CONN_FLUSHED, u64::from(ended), RVS_INFO_ATTR_PAD)?;
+    reply.send()
+}
+
 fn get_info(req: &Request<'_>) -> Result {
     let ns = state_of(req)?;
     let mut reply = req.reply(RVS_CMD_GET_INFO)?;
@@ -221,6 +288,7 @@ fn get_info(req: &Request<'_>) -> Result {
         msg.put_u64(RVS_INFO_ATTR_CONN_MEMORY, conns.memory(), pad)?;
         msg.put_u64(RVS_INFO_ATTR_CONN_REFUSED, conns.refused(), pad)?;
         msg.put_u64(RVS_INFO_ATTR_CONN_EVICTED, conns.evicted(), pad)?;
+        msg.put_u64(RVS_INFO_ATTR_CONN_FLUSHED, conns.flushed(), pad)?;
     }
     msg.put_u64(RVS_INFO_ATTR_VIP_GUARDED, ns.guarded(), RVS_INFO_ATTR_PAD)?;
     reply.send()
@@ -419,6 +487,9 @@ fn put_dest(msg: &Msg, d: &Dest) -> Result {
         msg.put_be16(RVS_DEST_ATTR_PORT, d.port)?;
         msg.put_u32(RVS_DEST_ATTR_FWD_METHOD, d.fwd().to_uapi())?;
         msg.put_u32(RVS_DEST_ATTR_WEIGHT, d.weight())?;
+        if let Some(left) = d.drain_secs_left() {
+            msg.put_u32(RVS_DEST_ATTR_DRAIN, left)?;
+        }
         let (tun_type, tun_port, tun_flags) = d.tunnel().to_uapi();
         msg.put(RVS_DEST_ATTR_TUN_TYPE, &[tun_type])?;
         msg.put_be16(RVS_DEST_ATTR_TUN_PORT, tun_port)?;

@@ -222,6 +222,20 @@ impl Services {
         }
     }
 
+    /// Calls `f` for every real server of every service with its
+    /// service (writer side).
+    pub(crate) fn for_each_service_dest<W: WriterToken>(
+        &self,
+        w: &W,
+        mut f: impl FnMut(&Service, &Arc<Dest>),
+    ) {
+        for b in self.buckets.iter() {
+            for svc in b.get_writer(w).map_or(&[][..], |l| &l[..]) {
+                svc.dests.get_writer(w).iter().for_each(|d| f(svc, d));
+            }
+        }
+    }
+
     fn find(list: &[Arc<Service>], key: &ServiceKey) -> Option<usize> {
         list.iter().position(|s| s.key == *key)
     }
@@ -376,17 +390,41 @@ impl Services {
             .ok_or(cfg(ENOENT, c"no such real server"))?;
         let update = svc.prepare_sched(dests, None)?;
         d.apply(p);
+        // An edit ends a drain: the server takes new connections again.
+        d.cancel_drain();
         svc.commit_sched(update);
         Ok(())
     }
 
-    /// Removes a real server; its connections live on until they expire.
+    /// Starts (or moves) a real server's drain (see `lb::drain`): from
+    /// now on the schedulers see it at weight 0. Returns the deadline.
+    pub(crate) fn drain_dest(
+        &self,
+        w: &mut impl WriterToken,
+        key: &ServiceKey,
+        p: &DestParams,
+        secs: u32,
+    ) -> Result<u64, ModelError> {
+        let svc = self.get(w, key)?.clone();
+        let dests = svc.dests.get_writer(w);
+        let d = dests
+            .iter()
+            .find(|d| d.same(p.af, &p.addr, p.port))
+            .ok_or(cfg(ENOENT, c"no such real server"))?;
+        let update = svc.prepare_sched(dests, None)?;
+        let at = d.start_drain(secs);
+        svc.commit_sched(update);
+        Ok(at)
+    }
+
+    /// Removes a real server; its connections live on until they expire
+    /// (unless the caller ends them: a drain). Returns the server.
     pub(crate) fn delete_dest(
         &self,
         w: &mut impl WriterToken,
         key: &ServiceKey,
         p: &DestParams,
-    ) -> Result<(), ModelError> {
+    ) -> Result<Option<Arc<Dest>>, ModelError> {
         let svc = self.get(w, key)?.clone();
         let dests = svc.dests.get_writer(w);
         let i = dests
@@ -400,10 +438,10 @@ impl Services {
         svc.commit_sched(update);
         // Only once nothing can fail: a refused delete leaves the server
         // listed and working, not listed but retired.
-        if let Some(d) = gone {
+        if let Some(d) = &gone {
             d.retire(&*w);
         }
-        Ok(())
+        Ok(gone)
     }
 
     /// Zeroes the counters of one service (`Some`) or all, with their

@@ -77,6 +77,9 @@ pub(crate) struct NetState {
     last_estimate: [AtomicU64; 2],
     /// Collector runs so far: picks the half whose rates are estimated.
     ticks: AtomicU64,
+    /// The earliest drain deadline (jiffies) the collector must act on;
+    /// 0 for none (`lb::drain`).
+    pub(super) next_drain: AtomicU64,
     /// Packets (and bytes) the VIP port guard dropped or refused, per CPU:
     /// a flood of them costs no shared cache line.
     guarded: Counters,
@@ -193,6 +196,7 @@ impl NetState {
             let n = conns.collect(this.limits(), nodest);
             this.collected.fetch_add(n, Ordering::Relaxed);
         }
+        Self::end_due_drains(this);
         // Rates are estimated every 2 s, IPVS's interval (and smoothing:
         // `ipvsadm --rate` reads the same on both), half of the services at
         // each run, so that a large configuration's work is spread.
@@ -234,6 +238,7 @@ impl PernetState for NetState {
                 collected: AtomicU32::new(0),
                 last_estimate: [(); 2].map(|()| AtomicU64::new(time::jiffies())),
                 ticks: AtomicU64::new(0),
+                next_drain: AtomicU64::new(0),
                 guarded,
             }),
             GFP_KERNEL_ACCOUNT,

@@ -24,6 +24,7 @@ use core::ffi::{c_uint, c_void};
 use kernel::prelude::*;
 
 /// What a hook tells netfilter to do with the packet.
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Verdict {
     /// Let it continue (not ours, or ours and rewritten in place).
     Accept,

@@ -393,3 +393,10 @@ pub(crate) fn route_to(
     // IPv4: the address is in the first 4 bytes, the rest stays zero.
     Ok((route, RouteInfo { mtu, saddr }))
 }
+
+/// The output route to host `daddr` (family `af`, 16-byte form), looked
+/// up afresh: for the rare packets rvs sends on its own (resets), which
+/// need no cache. Errors as [`lookup`]'s (a local destination is EINVAL).
+pub(crate) fn route_to_host(net: &Net, af: AddrFamily, daddr: &[u8; 16]) -> Result<Route> {
+    lookup(net, af, daddr, false).map(|(route, _)| route)
+}

@@ -13,6 +13,7 @@
 use super::ffi;
 use super::inet::{addr4, in6};
 use super::netns::Net;
+use super::hooks::Verdict;
 use super::route::Route;
 use crate::rvs_core::config::AddrFamily;
 use crate::rvs_core::icmp::{
@@ -23,7 +24,7 @@ use crate::rvs_core::icmp::{
 use crate::rvs_core::packet;
 use crate::rvs_core::sctp;
 use core::marker::PhantomData;
-use core::ptr;
+use core::ptr::{self, NonNull};
 use kernel::prelude::*;
 
 /// A netfilter hook, for checksum checks that depend on where the packet
@@ -635,4 +636,51 @@ pub(crate) fn push_gre_header(skb: &mut Skb<'_>, csum: bool, inner_v6: bool, len
     // of private headroom.
     unsafe { ffi::rvs_gre_push(skb.ptr, csum, inner_v6) };
     Ok(())
+}
+
+/// A packet rvs built itself (a TCP reset it sends), owned by this value
+/// until it is sent; freed if it never is.
+///
+/// # Invariants
+///
+/// `ptr` is a valid `sk_buff` that only this value references.
+pub(crate) struct OwnedSkb {
+    ptr: NonNull<ffi::sk_buff>,
+}
+
+impl OwnedSkb {
+    /// A packet of family `af` holding the IP packet `data`, whose
+    /// transport header starts at `l4_offset`; `None` without memory.
+    pub(crate) fn build(af: AddrFamily, data: &[u8], l4_offset: usize) -> Option<Self> {
+        let len = u32::try_from(data.len()).ok()?;
+        let l4 = u32::try_from(l4_offset).ok().filter(|&o| o <= len)?;
+        let v6 = af == AddrFamily::Inet6;
+        // SAFETY: `data` is valid for `len` bytes, which are copied; the
+        // new packet (or null) is ours.
+        let skb = unsafe { ffi::rvs_skb_build(data.as_ptr().cast(), len, v6, l4) };
+        // INVARIANT: a fresh packet nobody else references.
+        NonNull::new(skb).map(|ptr| Self { ptr })
+    }
+
+    /// Lends the packet to `f` as a hook would lend it (`f` may rewrite
+    /// and send it, saying so with [`Verdict::Stolen`]); freed unless
+    /// `f` took it.
+    pub(crate) fn send_with(self, f: impl FnOnce(Skb<'_>) -> Verdict) {
+        let ptr = self.ptr.as_ptr();
+        core::mem::forget(self);
+        // SAFETY: the packet is valid and ours alone (invariant), and
+        // stays so for the call: `self` is gone, only the view touches it.
+        let verdict = f(unsafe { Skb::from_raw(ptr) });
+        if verdict != Verdict::Stolen {
+            // SAFETY: not taken by `f`, so still ours, and not used again.
+            unsafe { ffi::rvs_consume_skb(ptr) };
+        }
+    }
+}
+
+impl Drop for OwnedSkb {
+    fn drop(&mut self) {
+        // SAFETY: ours alone (invariant), freed once, here.
+        unsafe { ffi::rvs_consume_skb(self.ptr.as_ptr()) };
+    }
 }

@@ -52,6 +52,14 @@ pub enum Command {
     DeleteServer(ServiceKey, DestKey),
     /// `-Z`: zero the counters of one service, or of all.
     Zero(Option<ServiceKey>),
+    /// `--flush-conns`: end the connections of a service, or of one of
+    /// its real servers, now.
+    FlushConns {
+        service: ServiceKey,
+        server: Option<DestKey>,
+        /// `--json`: print the count as JSON.
+        json: bool,
+    },
     /// `--set TCP TCPFIN UDP`.
     SetTimeouts(Timeouts),
     /// `--set-option NAME=VALUE ...`: (netlink attribute, value) pairs,
@@ -66,8 +74,13 @@ pub enum Command {
 
 impl Command {
     /// Whether this command changes the configuration (what `-R` accepts).
+    /// `--flush-conns` changes no rule: it ends connections, and a rules
+    /// file replayed by `-R` (at every reload of rvs.service) must not.
     pub fn is_change(&self) -> bool {
-        !matches!(self, Command::List(_) | Command::Save | Command::Restore)
+        !matches!(
+            self,
+            Command::List(_) | Command::Save | Command::Restore | Command::FlushConns { .. }
+        )
     }
 }
 
@@ -303,6 +316,18 @@ where
             Command::DeleteServer(svc, key)
         }
         Cmd::Zero => Command::Zero(service),
+        Cmd::FlushConns => {
+            let svc = need_service()?;
+            let server = match string_of(&m, "real-server") {
+                Some(_) => Some(dest_key(&m, &svc, cmd_name)?),
+                None => None,
+            };
+            Command::FlushConns {
+                service: svc,
+                server,
+                json: m.get_flag("json"),
+            }
+        }
         Cmd::Set => Command::SetTimeouts(timeouts(&m)?),
         Cmd::SetOption => Command::SetOptions(set_options(&m)?),
         Cmd::Save => Command::Save,
@@ -1053,6 +1078,83 @@ mod tests {
                 udp: 2678400
             })
         );
+    }
+
+    #[test]
+    fn flush_conns() {
+        let flush = |service, server, json| Command::FlushConns {
+            service,
+            server,
+            json,
+        };
+        let d = |addr: &str, port| DestKey {
+            addr: addr.parse().unwrap(),
+            port,
+        };
+        assert_eq!(
+            run(&["--flush-conns", "-t", "10.0.0.1:80"]).unwrap(),
+            flush(tcp("10.0.0.1", 80), None, false)
+        );
+        // The server's port defaults to the service's, as with -d.
+        assert_eq!(
+            run(&["--flush-conns", "-t", "10.0.0.1:80", "-r", "10.0.1.1"]).unwrap(),
+            flush(tcp("10.0.0.1", 80), Some(d("10.0.1.1", 80)), false)
+        );
+        assert_eq!(
+            run(&[
+                "--flush-conns",
+                "-u",
+                "[2001:db8::1]:53",
+                "-r",
+                "[2001:db8:1::2]:5353",
+                "--json"
+            ])
+            .unwrap(),
+            flush(
+                ServiceKey::new(Protocol::Udp, "2001:db8::1".parse().unwrap(), 53),
+                Some(d("2001:db8:1::2", 5353)),
+                true
+            )
+        );
+        assert_eq!(
+            run(&["--flush-conns", "--sctp-service", "10.0.0.1:3868"]).unwrap(),
+            flush(
+                ServiceKey::new(Protocol::Sctp, "10.0.0.1".parse().unwrap(), 3868),
+                None,
+                false
+            )
+        );
+        assert_eq!(
+            run(&["--flush-conns", "-f", "6", "-6", "-r", "[2001:db8:1::2]:0"]).unwrap(),
+            flush(ServiceKey::fwmark6(6), Some(d("2001:db8:1::2", 0)), false)
+        );
+        assert_eq!(
+            run(&["-f", "6", "--flush-conns"]).unwrap(),
+            flush(ServiceKey::fwmark(6), None, false)
+        );
+        for (args, want) in [
+            (&["--flush-conns"][..], "--flush-conns needs a service: -t ADDR:PORT, -u ADDR:PORT, --sctp-service ADDR:PORT or -f MARK"),
+            (&["--flush-conns", "-r", "10.0.1.1"], "--flush-conns needs a service"),
+            (&["--flush-conns", "-t", "10.0.0.1:80", "-w", "1"], "option -w/--weight is not allowed with --flush-conns"),
+            (&["--flush-conns", "-t", "10.0.0.1:80", "-m"], "option -m/--masquerading is not allowed with --flush-conns"),
+            (&["--flush-conns", "-t", "10.0.0.1:80", "-n"], "option -n/--numeric is not allowed with --flush-conns"),
+            (&["--flush-conns", "-t", "10.0.0.1:80", "-s", "rr"], "option -s/--scheduler is not allowed with --flush-conns"),
+            (&["--flush-conns", "-t", "10.0.0.1:80", "--stats"], "option --stats is not allowed with --flush-conns"),
+            (&["--flush-conns", "-t", "10.0.0.1:80", "-6"], "option -6/--ipv6 needs -f/--fwmark-service"),
+            (&["--flush-conns", "-t", "10.0.0.1:80", "-r", "10.0.1.1:x"], "invalid real server address '10.0.1.1:x'"),
+            (&["--flush-conns", "-t", "10.0.0.1:80", "-Z"], "cannot be used with"),
+            (&["--flush-conns", "-t", "10.0.0.1:80", "-d"], "cannot be used with"),
+            (&["--flush", "-t", "10.0.0.1:80"], "unexpected argument '--flush'"),
+            (&["-Z", "--json"], "option --json is not allowed with -Z/--zero"),
+        ] {
+            let got = err(args);
+            assert!(got.contains(want), "args {args:?}: got {got:?}, want {want:?}");
+            assert!(!got.contains('\n'), "multi-line error for {args:?}: {got:?}");
+        }
+        // Not a rule: -R refuses it (a rules file replayed at reload must
+        // not cut connections), and -S never writes it.
+        let e = parse_restore_line("--flush-conns -t 10.0.0.1:80").unwrap_err();
+        assert!(e.0.contains("only commands that change the rules"), "{e}");
     }
 
     #[test]

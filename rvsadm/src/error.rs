@@ -28,6 +28,7 @@ pub enum Op {
     ListServices,
     ListServers,
     Zero,
+    FlushConns,
     SetTimeouts,
     GetTimeouts,
     SetOptions,
@@ -50,6 +51,7 @@ impl Op {
             Op::ListServices => "listing services",
             Op::ListServers => "listing real servers",
             Op::Zero => "zeroing counters",
+            Op::FlushConns => "flushing connections",
             Op::SetTimeouts => "setting timeouts",
             Op::GetTimeouts => "getting timeouts",
             Op::SetOptions => "setting options",
@@ -150,10 +152,11 @@ fn hint(op: Op, errno: i32) -> Option<&'static str> {
         (Op::AddService, EEXIST) => "Service already exists",
         (Op::AddService | Op::EditService, ENOENT) => "Scheduler not found",
         (Op::AddServer, EEXIST) => "Destination already exists",
-        (Op::EditServer | Op::DeleteServer, ENOENT) => "No such destination",
-        (Op::AddServer | Op::EditServer | Op::DeleteServer | Op::ListServers, ESRCH) => {
-            "Service not defined"
-        }
+        (Op::EditServer | Op::DeleteServer | Op::FlushConns, ENOENT) => "No such destination",
+        (
+            Op::AddServer | Op::EditServer | Op::DeleteServer | Op::ListServers | Op::FlushConns,
+            ESRCH,
+        ) => "Service not defined",
         (_, ESRCH) => "No such service",
         (_, EINVAL) => "Invalid operation: possibly a module/rvsadm version mismatch",
         _ => return None,
@@ -241,6 +244,18 @@ mod tests {
         assert_eq!(
             kernel(Op::DeleteServer, 2, None),
             "deleting real server failed: No such file or directory (No such destination)"
+        );
+        assert_eq!(
+            kernel(Op::FlushConns, 3, None),
+            "flushing connections failed: No such process (Service not defined)"
+        );
+        assert_eq!(
+            kernel(Op::FlushConns, 2, None),
+            "flushing connections failed: No such file or directory (No such destination)"
+        );
+        assert_eq!(
+            kernel(Op::FlushConns, 2, Some("real server not found")),
+            "flushing connections failed: No such file or directory (real server not found)"
         );
         assert_eq!(
             kernel(Op::Clear, 1, None),

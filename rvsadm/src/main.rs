@@ -8,6 +8,7 @@ use rvsadm::error::{Error, NlError, Op, EXIT_OK};
 use rvsadm::msg;
 use rvsadm::netlink::{Client, ConnectError, Reply};
 use rvsadm::output::{self, Columns, Entry};
+use rvsadm::types::{DestKey, ServiceKey};
 use rvsadm::uapi;
 
 /// Callback of [`Transport::dump_each`]; an error stops the dump.
@@ -89,6 +90,11 @@ fn run_command(t: &mut impl Transport, cmd: &Command, out: &mut dyn Write) -> Re
             uapi::RVS_CMD_SET_CONFIG,
             msg::settings_attrs(v),
         ),
+        Command::FlushConns {
+            service,
+            server,
+            json,
+        } => return flush_conns(t, service, server.as_ref(), *json, out),
         Command::List(opts) => return list(t, opts, out),
         Command::Save => return save(t, out),
         // run() hands -R its input; without one there is nothing to apply.
@@ -99,6 +105,38 @@ fn run_command(t: &mut impl Transport, cmd: &Command, out: &mut dyn Write) -> Re
 
 fn write_out(out: &mut dyn Write, text: &str) -> Result<(), Error> {
     out.write_all(text.as_bytes()).map_err(Error::Output)
+}
+
+/// `--flush-conns`: FLUSH_CONNS, answered by a message of the same
+/// command with the number of connections ended, which is printed.
+fn flush_conns(
+    t: &mut impl Transport,
+    service: &ServiceKey,
+    server: Option<&DestKey>,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    let fail = Error::failed(Op::FlushConns);
+    let reply = t
+        .get(
+            uapi::RVS_CMD_FLUSH_CONNS,
+            &msg::flush_conns_attrs(service, server),
+        )
+        .map_err(fail)?;
+    if reply.cmd != uapi::RVS_CMD_FLUSH_CONNS {
+        return Err(Error::failed(Op::FlushConns)(NlError::Protocol(format!(
+            "FLUSH_CONNS answered by command {}",
+            reply.cmd
+        ))));
+    }
+    let n = msg::parse_flush_reply(&reply.attrs)
+        .map_err(|e| Error::failed(Op::FlushConns)(e.into()))?;
+    let text = if json {
+        output::format_flushed_json(n)
+    } else {
+        output::format_flushed(service, server, n)
+    };
+    write_out(out, &text)
 }
 
 fn list(t: &mut impl Transport, opts: &ListOptions, out: &mut dyn Write) -> Result<(), Error> {
@@ -170,7 +208,7 @@ fn restore(
 /// sorts them.
 fn fetch_entries(
     t: &mut impl Transport,
-    service: Option<&rvsadm::types::ServiceKey>,
+    service: Option<&ServiceKey>,
 ) -> Result<Vec<Entry>, Error> {
     let fail = Error::failed(Op::ListServices);
     let replies = match service {
@@ -340,6 +378,8 @@ mod tests {
         dests: Vec<Vec<u8>>,
         conns: Vec<Vec<u8>>,
         config: Vec<u8>,
+        /// The FLUSH_CONNS reply (command, attributes), or its errno.
+        flush: Option<Result<(u8, Vec<u8>), i32>>,
     }
 
     impl Transport for Fake {
@@ -363,6 +403,15 @@ mod tests {
                     cmd: uapi::RVS_CMD_GET_INFO,
                     attrs: w.finish(),
                 });
+            }
+            if cmd == uapi::RVS_CMD_FLUSH_CONNS {
+                return match self.flush.clone().expect("no FLUSH_CONNS reply set") {
+                    Ok((cmd, attrs)) => Ok(Reply { cmd, attrs }),
+                    Err(errno) => Err(NlError::Kernel {
+                        errno,
+                        message: None,
+                    }),
+                };
             }
             if cmd == uapi::RVS_CMD_GET_CONFIG {
                 return Ok(Reply {
@@ -462,6 +511,103 @@ mod tests {
         let mut f = Fake::default();
         run_on(&mut f, &Command::Clear).unwrap();
         assert!(f.sent[0].2.is_empty(), "FLUSH carries no attributes");
+    }
+
+    /// A FLUSH_CONNS reply as the module lays it out: the u64 count after
+    /// a pad attribute that aligns it.
+    fn flush_reply(n: u64) -> Option<Result<(u8, Vec<u8>), i32>> {
+        let mut w = AttrWriter::new();
+        w.put(uapi::RVS_INFO_ATTR_PAD, &[])
+            .put(uapi::RVS_INFO_ATTR_CONN_FLUSHED, &n.to_ne_bytes());
+        Some(Ok((uapi::RVS_CMD_FLUSH_CONNS, w.finish())))
+    }
+
+    #[test]
+    fn flush_conns_sends_the_key_and_prints_the_count() {
+        let key = rvsadm::types::ServiceKey::new(
+            rvsadm::types::Protocol::Tcp,
+            "10.0.0.1".parse().unwrap(),
+            80,
+        );
+        let dest = rvsadm::types::DestKey {
+            addr: "10.0.1.1".parse().unwrap(),
+            port: 80,
+        };
+        let mut f = Fake {
+            flush: flush_reply(3),
+            ..Fake::default()
+        };
+        let out = run_on(&mut f, &command(&["--flush-conns", "-t", "10.0.0.1:80"])).unwrap();
+        assert_eq!(out, "flushed 3 connections of TCP 10.0.0.1:80\n");
+        assert_eq!(f.sent.len(), 1);
+        assert_eq!(
+            (f.sent[0].0, f.sent[0].1),
+            ("get", uapi::RVS_CMD_FLUSH_CONNS)
+        );
+        assert_eq!(f.sent[0].2, msg::service_key_attrs(&key));
+        let mut f = Fake {
+            flush: flush_reply(1),
+            ..Fake::default()
+        };
+        let args = ["--flush-conns", "-t", "10.0.0.1:80", "-r", "10.0.1.1"];
+        let out = run_on(&mut f, &command(&args)).unwrap();
+        assert_eq!(
+            out,
+            "flushed 1 connection of TCP 10.0.0.1:80 real server 10.0.1.1:80\n"
+        );
+        assert_eq!(f.sent[0].2, msg::flush_conns_attrs(&key, Some(&dest)));
+        // The DEST nest is DEL_DEST's.
+        assert_eq!(f.sent[0].2, msg::del_dest_attrs(&key, &dest));
+        let mut f = Fake {
+            flush: flush_reply(0),
+            ..Fake::default()
+        };
+        let out = run_on(
+            &mut f,
+            &command(&["--flush-conns", "-f", "7", "-6", "--json"]),
+        )
+        .unwrap();
+        assert_eq!(out, "{\"flushed\":0}\n");
+        // The module's refusals, and replies rvsadm cannot read.
+        for (errno, want) in [
+            (
+                3,
+                "flushing connections failed: No such process (Service not defined)",
+            ),
+            (
+                2,
+                "flushing connections failed: No such file or directory (No such destination)",
+            ),
+        ] {
+            let mut f = Fake {
+                flush: Some(Err(errno)),
+                ..Fake::default()
+            };
+            let e = run_on(&mut f, &command(&args)).unwrap_err();
+            assert_eq!((e.to_string().as_str(), e.exit_code()), (want, 1));
+        }
+        for (reply, want) in [
+            (
+                (uapi::RVS_CMD_FLUSH_CONNS, Vec::new()),
+                "flush reply without CONN_FLUSHED",
+            ),
+            (
+                (uapi::RVS_CMD_GET_INFO, Vec::new()),
+                "FLUSH_CONNS answered by command 15",
+            ),
+        ] {
+            let mut f = Fake {
+                flush: Some(Ok(reply)),
+                ..Fake::default()
+            };
+            let e = run_on(&mut f, &command(&args)).unwrap_err();
+            assert!(
+                e.to_string()
+                    .starts_with("flushing connections failed: malformed reply"),
+                "{e}"
+            );
+            assert!(e.to_string().contains(want), "{e}");
+        }
     }
 
     #[test]

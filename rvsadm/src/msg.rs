@@ -151,16 +151,39 @@ pub fn dest_attrs(svc: &ServiceKey, dest: &DestSpec) -> Vec<u8> {
     w.finish()
 }
 
+/// What names a destination within its service: ADDR, PORT, ADDR_FAMILY.
+fn put_dest_key(w: &mut AttrWriter, dest: &DestKey) {
+    w.put(uapi::RVS_DEST_ATTR_ADDR, &inet_addr_bytes(&dest.addr))
+        .put_be16(uapi::RVS_DEST_ATTR_PORT, dest.port)
+        .put_u16(uapi::RVS_DEST_ATTR_ADDR_FAMILY, af_of(&dest.addr));
+}
+
 /// DEL_DEST: the service key plus the destination's ADDR, PORT, ADDR_FAMILY.
 pub fn del_dest_attrs(svc: &ServiceKey, dest: &DestKey) -> Vec<u8> {
     let mut w = AttrWriter::new();
     w.nest(uapi::RVS_CMD_ATTR_SERVICE, |s| put_service_key(s, svc));
-    w.nest(uapi::RVS_CMD_ATTR_DEST, |d| {
-        d.put(uapi::RVS_DEST_ATTR_ADDR, &inet_addr_bytes(&dest.addr))
-            .put_be16(uapi::RVS_DEST_ATTR_PORT, dest.port)
-            .put_u16(uapi::RVS_DEST_ATTR_ADDR_FAMILY, af_of(&dest.addr));
-    });
+    w.nest(uapi::RVS_CMD_ATTR_DEST, |d| put_dest_key(d, dest));
     w.finish()
+}
+
+/// FLUSH_CONNS (`--flush-conns`): the service key, and the destination's
+/// key (as DEL_DEST names it) when only that server's connections end.
+pub fn flush_conns_attrs(svc: &ServiceKey, dest: Option<&DestKey>) -> Vec<u8> {
+    let mut w = AttrWriter::new();
+    w.nest(uapi::RVS_CMD_ATTR_SERVICE, |s| put_service_key(s, svc));
+    if let Some(dest) = dest {
+        w.nest(uapi::RVS_CMD_ATTR_DEST, |d| put_dest_key(d, dest));
+    }
+    w.finish()
+}
+
+/// The FLUSH_CONNS reply: how many connections the flush ended
+/// (`RVS_INFO_ATTR_CONN_FLUSHED`, a u64 as in GET_INFO replies).
+pub fn parse_flush_reply(attrs: &[u8]) -> Result<u64, ParseError> {
+    match find_attr(attrs, uapi::RVS_INFO_ATTR_CONN_FLUSHED)? {
+        Some(p) => get_u64(p, "flush CONN_FLUSHED"),
+        None => perr("flush reply without CONN_FLUSHED"),
+    }
 }
 
 /// SET_CONFIG (`--set`): the three timeouts as top-level u32 attributes,
@@ -486,6 +509,7 @@ pub fn parse_info(attrs: &[u8]) -> Result<Info, ParseError> {
     let mut size = 0;
     let mut conns: Option<ConnCounters> = None;
     let mut vip_guarded = None;
+    let mut conn_flushed = None;
     for a in Attrs::new(attrs) {
         let (ty, p) = a?;
         match ty {
@@ -504,6 +528,9 @@ pub fn parse_info(attrs: &[u8]) -> Result<Info, ParseError> {
                 conns.get_or_insert_default().evicted = get_u64(p, "info CONN_EVICTED")?
             }
             uapi::RVS_INFO_ATTR_VIP_GUARDED => vip_guarded = Some(get_u64(p, "info VIP_GUARDED")?),
+            uapi::RVS_INFO_ATTR_CONN_FLUSHED => {
+                conn_flushed = Some(get_u64(p, "info CONN_FLUSHED")?)
+            }
             _ => {}
         }
     }
@@ -513,6 +540,7 @@ pub fn parse_info(attrs: &[u8]) -> Result<Info, ParseError> {
             conn_tab_size: size,
             conns,
             vip_guarded,
+            conn_flushed,
         }),
         None => perr("info reply without VERSION"),
     }
@@ -797,6 +825,61 @@ mod tests {
         );
     }
 
+    #[test]
+    fn flush_conns_bytes_and_reply() {
+        // A service: its key only, as -Z and -D send it.
+        assert_eq!(
+            flush_conns_attrs(&tcp_key(), None),
+            attr(1 | NLA_F_NESTED, &key_bytes())
+        );
+        // One real server: DEL_DEST's DEST nest (ADDR, PORT, ADDR_FAMILY).
+        let key = DestKey {
+            addr: "10.0.1.1".parse().unwrap(),
+            port: 8080,
+        };
+        let mut daddr = [0u8; 16];
+        daddr[..4].copy_from_slice(&[10, 0, 1, 1]);
+        let want = [
+            attr(1 | NLA_F_NESTED, &key_bytes()),
+            attr(
+                2 | NLA_F_NESTED,
+                &[
+                    attr(1, &daddr),
+                    attr(2, &8080u16.to_be_bytes()),
+                    attr(11, &ne16(2)),
+                ]
+                .concat(),
+            ),
+        ]
+        .concat();
+        assert_eq!(flush_conns_attrs(&tcp_key(), Some(&key)), want);
+        assert_eq!(del_dest_attrs(&tcp_key(), &key), want);
+        let fw = flush_conns_attrs(&ServiceKey::fwmark6(7), None);
+        assert_eq!(
+            fw,
+            attr(
+                1 | NLA_F_NESTED,
+                &[attr(1, &ne16(10)), attr(5, &ne32(7))].concat()
+            )
+        );
+        // The reply: CONN_FLUSHED (u64, after its pad), other attributes
+        // skipped; missing or of the wrong size, an error.
+        let reply = [
+            attr(7, &[]),
+            attr(9, &12_345u64.to_ne_bytes()),
+            attr(99, b"new"),
+        ]
+        .concat();
+        assert_eq!(parse_flush_reply(&reply), Ok(12_345));
+        assert_eq!(parse_flush_reply(&attr(9, &ne32(4))), Ok(4));
+        let e = parse_flush_reply(&attr(7, &[])).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "malformed reply from the module: flush reply without CONN_FLUSHED"
+        );
+        assert!(parse_flush_reply(&attr(9, &[1, 2, 3])).is_err());
+    }
+
     fn stats_bytes() -> Vec<u8> {
         [attr(1, &ne32(7)), attr(2, &ne32(70)), attr(99, b"future")].concat()
     }
@@ -918,6 +1001,24 @@ mod tests {
             (2000, 1 << 20, 7, 9)
         );
         assert!(parse_info(&[attr(1, &ne32(1)), attr(5, &[1, 2])].concat()).is_err());
+        // The VIP guard's and the flushes' counters (u64 after a pad).
+        let info = parse_info(&[attr(1, &ne32(1)), attr(2, &ne32(16))].concat()).unwrap();
+        assert_eq!((info.vip_guarded, info.conn_flushed), (None, None));
+        let counted = [
+            attr(1, &ne32(0x010201)),
+            attr(2, &ne32(4096)),
+            attr(7, &[]),
+            u64a(8, 5),
+            attr(7, &[]),
+            u64a(9, 1 << 40),
+        ]
+        .concat();
+        let info = parse_info(&counted).unwrap();
+        assert_eq!(
+            (info.vip_guarded, info.conn_flushed),
+            (Some(5), Some(1 << 40))
+        );
+        assert!(parse_info(&[attr(1, &ne32(1)), attr(9, &[0; 3])].concat()).is_err());
     }
 
     #[test]

@@ -8,8 +8,8 @@ use serde::Serialize;
 use rvs_core::settings::{self, SettingSpec};
 
 use crate::types::{
-    fmt_addr_port, sched_flags_text, Conn, Dest, Forward, Info, Service, Stats, Timeouts,
-    TunnelOpts, SCHED_FLAGS_MASK,
+    fmt_addr_port, sched_flags_text, Conn, Dest, DestKey, Forward, Info, Service, ServiceKey,
+    Stats, Timeouts, TunnelOpts, SCHED_FLAGS_MASK,
 };
 use crate::uapi::{self, linux};
 
@@ -506,6 +506,23 @@ pub fn conn_json(c: &Conn) -> String {
     serde_json::to_string(&j).expect("serialising plain data cannot fail")
 }
 
+/// `--flush-conns`: what was flushed, e.g. `flushed 3 connections of TCP
+/// 10.0.0.1:80 real server 10.0.1.1:80`, ending in a newline.
+pub fn format_flushed(svc: &ServiceKey, server: Option<&DestKey>, n: u64) -> String {
+    let what = if n == 1 { "connection" } else { "connections" };
+    let mut out = format!("flushed {n} {what} of {svc}");
+    if let Some(d) = server {
+        out.push_str(&format!(" real server {}", fmt_addr_port(&d.addr, d.port)));
+    }
+    out.push('\n');
+    out
+}
+
+/// `--flush-conns --json`: `{"flushed":N}`.
+pub fn format_flushed_json(n: u64) -> String {
+    format!("{{\"flushed\":{n}}}\n")
+}
+
 #[derive(Serialize)]
 struct JsonTable<'a> {
     version: String,
@@ -515,6 +532,9 @@ struct JsonTable<'a> {
     /// Packets the VIP port guard dropped or refused.
     #[serde(skip_serializing_if = "Option::is_none")]
     vip_guarded: Option<u64>,
+    /// Connections ended by flushes and drains.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    conn_flushed: Option<u64>,
     services: Vec<JsonService<'a>>,
 }
 
@@ -629,6 +649,7 @@ pub fn format_json(info: &Info, entries: &[Entry]) -> String {
             evicted: c.evicted,
         }),
         vip_guarded: info.vip_guarded,
+        conn_flushed: info.conn_flushed,
         services: entries
             .iter()
             .map(|e| {
@@ -762,6 +783,7 @@ mod tests {
             conn_tab_size: 4096,
             conns: None,
             vip_guarded: None,
+            conn_flushed: None,
         }
     }
 
@@ -1137,6 +1159,45 @@ SCTP [2001:db8::1]:5672 sh persistent 60 mask 64\n\
         assert_eq!(
             format_json(&info(), &[]),
             "{\"version\":\"1.2.1\",\"conn_tab_size\":4096,\"services\":[]}\n"
+        );
+    }
+
+    #[test]
+    fn flushed() {
+        let svc = ServiceKey::new(Protocol::Tcp, "10.0.0.1".parse().unwrap(), 80);
+        let dest = DestKey {
+            addr: "10.0.1.1".parse().unwrap(),
+            port: 80,
+        };
+        assert_eq!(
+            format_flushed(&svc, Some(&dest), 3),
+            "flushed 3 connections of TCP 10.0.0.1:80 real server 10.0.1.1:80\n"
+        );
+        assert_eq!(
+            format_flushed(&svc, None, 1),
+            "flushed 1 connection of TCP 10.0.0.1:80\n"
+        );
+        let v6 = ServiceKey::new(Protocol::Udp, "2001:db8::1".parse().unwrap(), 53);
+        let d6 = DestKey {
+            addr: "2001:db8:1::2".parse().unwrap(),
+            port: 53,
+        };
+        assert_eq!(
+            format_flushed(&v6, Some(&d6), 0),
+            "flushed 0 connections of UDP [2001:db8::1]:53 real server [2001:db8:1::2]:53\n"
+        );
+        assert_eq!(
+            format_flushed(&ServiceKey::fwmark6(7), None, 2),
+            "flushed 2 connections of FWM 7 IPv6\n"
+        );
+        assert_eq!(format_flushed_json(3), "{\"flushed\":3}\n");
+        // The namespace's total, in the listing's JSON after vip_guarded.
+        let mut i = info();
+        i.vip_guarded = Some(4);
+        i.conn_flushed = Some(9);
+        assert_eq!(
+            format_json(&i, &[]),
+            "{\"version\":\"1.2.1\",\"conn_tab_size\":4096,\"vip_guarded\":4,\"conn_flushed\":9,\"services\":[]}\n"
         );
     }
 

@@ -458,6 +458,9 @@ pub struct Info {
     /// Packets the VIP port guard dropped or refused (rvs addition;
     /// absent from older modules).
     pub vip_guarded: Option<u64>,
+    /// Connections ended by flushes (`--flush-conns`) and drains (rvs
+    /// addition; absent from older modules).
+    pub conn_flushed: Option<u64>,
 }
 
 /// The connection table's size and flood counters (GET_INFO, rvs addition).

@@ -30,6 +30,8 @@ Usage:
                 [--stats|--rate|--thresholds|--persistent-conn|--tun-info] [--json]
   rvsadm -L|-l -c|--timeout [-n] [--json]
   rvsadm -Z [-t|-u|--sctp-service|-f service-address]
+  rvsadm --flush-conns -t|-u|--sctp-service|-f service-address
+                [-r server-address] [--json]
   rvsadm --set tcp tcpfin udp
   rvsadm --set-option name=value [--set-option name=value ...]
   rvsadm -L|-l --options [--json]
@@ -143,5 +145,7 @@ mod tests {
         // past the room of one.
         assert!(help.contains("\n      --sctp-service ADDR[:PORT]  SCTP virtual service\n"));
         assert!(help.contains("\n  rvsadm -D -t|-u|--sctp-service|-f service-address\n"));
+        assert!(help
+            .contains("\n      --flush-conns      end the connections of a service, or of one\n"));
     }
 }

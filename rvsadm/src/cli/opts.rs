@@ -22,6 +22,8 @@ pub enum Cmd {
     DeleteServer,
     List,
     Zero,
+    /// `--flush-conns`: end a service's (or one real server's) connections.
+    FlushConns,
     Set,
     SetOption,
 }
@@ -243,11 +245,14 @@ const SERVICE: &[Cmd] = &[
     DeleteServer,
     List,
     Zero,
+    FlushConns,
 ];
 const SERVICE_EDIT: &[Cmd] = &[AddService, EditService];
-const SERVER: &[Cmd] = &[AddServer, EditServer, DeleteServer];
+const SERVER: &[Cmd] = &[AddServer, EditServer, DeleteServer, FlushConns];
 const SERVER_EDIT: &[Cmd] = &[AddServer, EditServer];
 const LIST: &[Cmd] = &[List];
+/// The commands that print JSON with `--json`.
+const JSON: &[Cmd] = &[List, FlushConns];
 const LIST_SAVE: &[Cmd] = &[List, Save];
 
 const SERVICE_ADDR: Value = Value {
@@ -357,6 +362,18 @@ pub static OPTS: &[Opt] = &[
              service, or of all services",
         ),
         role: Role::Command(Zero),
+        ..OPT
+    },
+    Opt {
+        // No short form: ending connections should be spelt out.
+        long: "flush-conns",
+        doc: Doc::Row(
+            "end the connections of a service, or of one\n\
+             of its real servers (-r), now: TCP ones are\n\
+             reset, the others and persistence templates\n\
+             removed",
+        ),
+        role: Role::Command(FlushConns),
         ..OPT
     },
     Opt {
@@ -760,8 +777,11 @@ pub static OPTS: &[Opt] = &[
     },
     Opt {
         long: "json",
-        doc: Doc::Row("list as JSON instead of ipvsadm's table"),
-        role: Role::Option(LIST),
+        doc: Doc::Row(
+            "list as JSON instead of ipvsadm's table (with\n\
+             --flush-conns: print the count as JSON)",
+        ),
+        role: Role::Option(JSON),
         report: 25,
         ..OPT
     },
@@ -794,6 +814,7 @@ mod tests {
             DeleteServer,
             List,
             Zero,
+            FlushConns,
             Set,
             SetOption,
         ] {
@@ -829,5 +850,10 @@ mod tests {
         assert_eq!(by_id("connection").shown_names(), ["-c", "--connection"]);
         assert!(by_id("weight").allowed_with(EditServer));
         assert!(!by_id("weight").allowed_with(DeleteServer));
+        assert_eq!(command(FlushConns).display(), "--flush-conns");
+        assert!(by_id("real-server").allowed_with(FlushConns));
+        assert!(by_id("ipv6").allowed_with(FlushConns));
+        assert!(by_id("json").allowed_with(FlushConns));
+        assert!(!by_id("weight").allowed_with(FlushConns));
     }
 }

@@ -143,12 +143,12 @@ fn check_reply(p: &[u8]) -> Result<u8, String> {
             }
         })?,
         // Version and table size (u32), entry count (u32), then the table's
-        // memory, refused and evicted counters (u64), their pad, and the
-        // VIP port guard's count (u64).
+        // memory, refused and evicted counters (u64), their pad, the VIP
+        // port guard's count and the connections flushed (u64).
         RVS_CMD_GET_INFO => walk_attrs(attrs, |kind, v| {
             let want = match kind & NLA_TYPE_MASK {
                 1..=3 => 4,
-                4..=6 | 8 => 8,
+                4..=6 | 8 | 9 => 8,
                 7 => 0,
                 _ => return Err(format!("unknown GET_INFO attribute {kind}")),
             };
@@ -157,6 +157,26 @@ fn check_reply(p: &[u8]) -> Result<u8, String> {
             }
             Ok(())
         })?,
+        // FLUSH_CONNS answers with its own command: the connections it
+        // ended (u64, numbered as in GET_INFO) and the pad before it.
+        RVS_CMD_FLUSH_CONNS => {
+            let mut counted = false;
+            walk_attrs(attrs, |kind, v| {
+                let want = match kind & NLA_TYPE_MASK {
+                    RVS_INFO_ATTR_CONN_FLUSHED => 8,
+                    RVS_INFO_ATTR_PAD => 0,
+                    _ => return Err(format!("unexpected attribute {kind:#x} in a flush reply")),
+                };
+                if v.len() != want {
+                    return Err(format!("flush reply attribute {kind} is {} bytes", v.len()));
+                }
+                counted |= kind & NLA_TYPE_MASK == RVS_INFO_ATTR_CONN_FLUSHED;
+                Ok(())
+            })?;
+            if !counted {
+                return Err("flush reply without CONN_FLUSHED".into());
+            }
+        }
         _ => return Err(format!("reply with unexpected command {cmd}")),
     }
     Ok(cmd)
@@ -335,6 +355,28 @@ mod tests {
             Ok(vec![Answer::Reply { seq: 10, cmd: 1 }])
         );
         assert!(parse_datagram(&c[..18], 77, 0x20).is_err());
+        // A flush reply: the count after its pad; nothing else, nothing less.
+        let flush = |attrs: &[Attr]| {
+            let mut p = vec![RVS_CMD_FLUSH_CONNS, 1, 0, 0];
+            for a in attrs {
+                a.encode(&mut p);
+            }
+            let mut m = nlmsg(0x20, 0, 11, &p);
+            m[12..16].copy_from_slice(&77u32.to_ne_bytes());
+            parse_datagram(&m, 77, 0x20)
+        };
+        let count = Attr::raw(RVS_INFO_ATTR_CONN_FLUSHED, &3u64.to_ne_bytes());
+        let pad = Attr::raw(RVS_INFO_ATTR_PAD, &[]);
+        assert_eq!(
+            flush(&[pad.clone(), count.clone()]),
+            Ok(vec![Answer::Reply {
+                seq: 11,
+                cmd: RVS_CMD_FLUSH_CONNS
+            }])
+        );
+        assert!(flush(std::slice::from_ref(&pad)).is_err());
+        assert!(flush(&[Attr::u32(RVS_INFO_ATTR_CONN_FLUSHED, 3)]).is_err());
+        assert!(flush(&[count, Attr::u32(RVS_INFO_ATTR_VERSION, 1)]).is_err());
         // A reply whose nest overruns.
         let mut bad = d.clone();
         bad[16 + 4] = 0xff;

@@ -340,6 +340,8 @@ pub fn valid(r: &mut Rng, c: u8) -> GenlMsg {
             setting(r),
         ],
         RVS_CMD_ZERO if r.chance(1, 2) => vec![service(r, false)],
+        RVS_CMD_FLUSH_CONNS if r.chance(1, 2) => vec![service(r, false), destination(r, false)],
+        RVS_CMD_FLUSH_CONNS => vec![service(r, false)],
         RVS_CMD_GET_DAEMON | RVS_CMD_GET_CONFIG | RVS_CMD_GET_INFO | RVS_CMD_ZERO
         | RVS_CMD_FLUSH => vec![],
         _ => random_attrs(r, RVS_CMD_ATTR_MAX),

@@ -39,6 +39,12 @@ pub const MAX_PERSISTENT_TIMEOUT: u32 = 31 * 86400;
 pub const MAX_TIMEOUT: u32 = 31 * 86400;
 /// Default weight of a real server.
 pub const DEFAULT_WEIGHT: u32 = 1;
+/// Longest drain accepted by `-d --drain` (one day, in seconds). A drain
+/// outlives no long connection that a day would not, and a longer one is
+/// more likely a unit mistake (milliseconds, minutes) than meant; a
+/// server to be emptied over days is better quiesced (`-e -w 0`) and
+/// deleted later. The module takes any u32.
+pub const MAX_DRAIN: u32 = 86400;
 
 /// What the user asked rvsadm to do.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,6 +56,9 @@ pub enum Command {
     AddServer(ServiceKey, DestSpec),
     EditServer(ServiceKey, DestSpec),
     DeleteServer(ServiceKey, DestKey),
+    /// `-d --drain SECONDS`: the real server takes no new connections,
+    /// and is deleted (its remaining connections ended) after SECONDS.
+    DrainServer(ServiceKey, DestKey, u32),
     /// `-Z`: zero the counters of one service, or of all.
     Zero(Option<ServiceKey>),
     /// `--flush-conns`: end the connections of a service, or of one of
@@ -313,7 +322,10 @@ where
         Cmd::DeleteServer => {
             let svc = need_service()?;
             let key = dest_key(&m, &svc, cmd_name)?;
-            Command::DeleteServer(svc, key)
+            match string_of(&m, "drain") {
+                Some(secs) => Command::DrainServer(svc, key, parse_drain(secs)?),
+                None => Command::DeleteServer(svc, key),
+            }
         }
         Cmd::Zero => Command::Zero(service),
         Cmd::FlushConns => {
@@ -779,6 +791,18 @@ pub fn parse_number(s: &str, min: u32, max: u32, what: &str) -> Result<u32, Usag
     }
 }
 
+/// `--drain SECONDS`: 1 to [`MAX_DRAIN`]; 0, which would not drain,
+/// gets a message of its own.
+fn parse_drain(s: &str) -> Result<u32, UsageError> {
+    if s.parse::<u64>() == Ok(0) {
+        return usage(format!(
+            "--drain 0 would not drain: give 1-{MAX_DRAIN} seconds, or leave --drain \
+             out to delete the real server at once"
+        ));
+    }
+    parse_number(s, 1, MAX_DRAIN, "drain time (seconds)")
+}
+
 fn parse_scheduler(s: &str) -> Result<String, UsageError> {
     let max = uapi::RVS_SCHEDNAME_MAXLEN - 1;
     if s.is_empty() || s.len() > max {
@@ -1155,6 +1179,130 @@ mod tests {
         // not cut connections), and -S never writes it.
         let e = parse_restore_line("--flush-conns -t 10.0.0.1:80").unwrap_err();
         assert!(e.0.contains("only commands that change the rules"), "{e}");
+    }
+
+    #[test]
+    fn drain() {
+        let key = DestKey {
+            addr: "10.0.1.1".parse().unwrap(),
+            port: 80,
+        };
+        assert_eq!(
+            run(&["-d", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "--drain", "30"]).unwrap(),
+            Command::DrainServer(tcp("10.0.0.1", 80), key, 30)
+        );
+        assert_eq!(
+            run(&[
+                "--drain",
+                "86400",
+                "--delete-server",
+                "-t",
+                "10.0.0.1:80",
+                "-r",
+                "10.0.1.1:80"
+            ])
+            .unwrap(),
+            Command::DrainServer(tcp("10.0.0.1", 80), key, MAX_DRAIN)
+        );
+        assert_eq!(
+            run(&[
+                "-d",
+                "-f",
+                "6",
+                "-6",
+                "-r",
+                "[2001:db8:1::2]:8080",
+                "--drain",
+                "1"
+            ])
+            .unwrap(),
+            Command::DrainServer(
+                ServiceKey::fwmark6(6),
+                DestKey {
+                    addr: "2001:db8:1::2".parse().unwrap(),
+                    port: 8080
+                },
+                1
+            )
+        );
+        // Without --drain, -d deletes at once, as before.
+        assert_eq!(
+            run(&["-d", "-t", "10.0.0.1:80", "-r", "10.0.1.1"]).unwrap(),
+            Command::DeleteServer(tcp("10.0.0.1", 80), key)
+        );
+        let d = |v: &str| err(&["-d", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "--drain", v]);
+        assert_eq!(
+            d("0"),
+            "--drain 0 would not drain: give 1-86400 seconds, or leave --drain out to \
+             delete the real server at once"
+        );
+        assert_eq!(d("00"), d("0"));
+        for v in ["86401", "4294967296", "x", "1.5", "+5", ""] {
+            assert_eq!(
+                d(v),
+                format!("invalid drain time (seconds) '{v}' (expected a number 1-86400)")
+            );
+        }
+        assert!(d("-5").contains("unexpected argument '-5'"));
+        for (args, want) in [
+            (
+                &["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "--drain", "5"][..],
+                "option --drain is not allowed with -a/--add-server",
+            ),
+            (
+                &["-e", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "--drain", "5"],
+                "option --drain is not allowed with -e/--edit-server",
+            ),
+            (
+                &["-D", "-t", "10.0.0.1:80", "--drain", "5"],
+                "option --drain is not allowed with -D/--delete-service",
+            ),
+            (
+                &["--flush-conns", "-t", "10.0.0.1:80", "--drain", "5"],
+                "option --drain is not allowed with --flush-conns",
+            ),
+            (
+                &["-L", "--drain", "5"],
+                "option --drain is not allowed with -L/--list",
+            ),
+            (
+                &["-d", "-t", "10.0.0.1:80", "--drain", "5"],
+                "-d/--delete-server needs a real server: -r ADDR[:PORT]",
+            ),
+            (
+                &["-d", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "--drain"],
+                "a value is required",
+            ),
+            (
+                &[
+                    "-d",
+                    "-t",
+                    "10.0.0.1:80",
+                    "-r",
+                    "10.0.1.1",
+                    "--drain",
+                    "5",
+                    "--drain",
+                    "6",
+                ],
+                "cannot be used multiple times",
+            ),
+        ] {
+            let got = err(args);
+            assert!(
+                got.contains(want),
+                "args {args:?}: got {got:?}, want {want:?}"
+            );
+            assert!(
+                !got.contains('\n'),
+                "multi-line error for {args:?}: {got:?}"
+            );
+        }
+        // A drain is a -d: -R takes it.
+        assert_eq!(
+            parse_restore_line("-d -t 10.0.0.1:80 -r 10.0.1.1 --drain 30").unwrap(),
+            Some(Command::DrainServer(tcp("10.0.0.1", 80), key, 30))
+        );
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub enum Op {
     AddServer,
     EditServer,
     DeleteServer,
+    DrainServer,
     GetInfo,
     ListServices,
     ListServers,
@@ -47,6 +48,7 @@ impl Op {
             Op::AddServer => "adding real server",
             Op::EditServer => "editing real server",
             Op::DeleteServer => "deleting real server",
+            Op::DrainServer => "draining real server",
             Op::GetInfo => "getting module info",
             Op::ListServices => "listing services",
             Op::ListServers => "listing real servers",
@@ -152,9 +154,16 @@ fn hint(op: Op, errno: i32) -> Option<&'static str> {
         (Op::AddService, EEXIST) => "Service already exists",
         (Op::AddService | Op::EditService, ENOENT) => "Scheduler not found",
         (Op::AddServer, EEXIST) => "Destination already exists",
-        (Op::EditServer | Op::DeleteServer | Op::FlushConns, ENOENT) => "No such destination",
+        (Op::EditServer | Op::DeleteServer | Op::DrainServer | Op::FlushConns, ENOENT) => {
+            "No such destination"
+        }
         (
-            Op::AddServer | Op::EditServer | Op::DeleteServer | Op::ListServers | Op::FlushConns,
+            Op::AddServer
+            | Op::EditServer
+            | Op::DeleteServer
+            | Op::DrainServer
+            | Op::ListServers
+            | Op::FlushConns,
             ESRCH,
         ) => "Service not defined",
         (_, ESRCH) => "No such service",
@@ -256,6 +265,10 @@ mod tests {
         assert_eq!(
             kernel(Op::FlushConns, 2, Some("real server not found")),
             "flushing connections failed: No such file or directory (real server not found)"
+        );
+        assert_eq!(
+            kernel(Op::DrainServer, 2, None),
+            "draining real server failed: No such file or directory (No such destination)"
         );
         assert_eq!(
             kernel(Op::Clear, 1, None),

@@ -79,6 +79,11 @@ fn run_command(t: &mut impl Transport, cmd: &Command, out: &mut dyn Write) -> Re
             uapi::RVS_CMD_DEL_DEST,
             msg::del_dest_attrs(s, d),
         ),
+        Command::DrainServer(s, d, secs) => (
+            Op::DrainServer,
+            uapi::RVS_CMD_DEL_DEST,
+            msg::drain_dest_attrs(s, d, *secs),
+        ),
         Command::Zero(k) => (Op::Zero, uapi::RVS_CMD_ZERO, msg::zero_attrs(k.as_ref())),
         Command::SetTimeouts(t) => (
             Op::SetTimeouts,
@@ -608,6 +613,68 @@ mod tests {
             );
             assert!(e.to_string().contains(want), "{e}");
         }
+    }
+
+    #[test]
+    fn drain_sends_del_dest_with_drain_and_lists_seconds_left() {
+        let args = ["-d", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "--drain", "30"];
+        let mut f = Fake::default();
+        assert_eq!(run_on(&mut f, &command(&args)).unwrap(), "");
+        let (how, cmd, attrs) = &f.sent[0];
+        assert_eq!((*how, *cmd), ("execute", uapi::RVS_CMD_DEL_DEST));
+        let dest = msg::find_attr(attrs, uapi::RVS_CMD_ATTR_DEST)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            msg::find_attr(dest, uapi::RVS_DEST_ATTR_DRAIN).unwrap(),
+            Some(&30u32.to_ne_bytes()[..])
+        );
+        // Without --drain, no DRAIN: the module deletes at once.
+        let plain = command(&["-d", "-t", "10.0.0.1:80", "-r", "10.0.1.1"]).pipe_attrs();
+        let dest = msg::find_attr(&plain, uapi::RVS_CMD_ATTR_DEST)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            msg::find_attr(dest, uapi::RVS_DEST_ATTR_DRAIN).unwrap(),
+            None
+        );
+        let mut f = Fake {
+            fail_execute: Some(2),
+            ..Fake::default()
+        };
+        let e = run_on(&mut f, &command(&args)).unwrap_err();
+        assert!(
+            e.to_string().starts_with("draining real server failed: "),
+            "{e}"
+        );
+        // GET_DEST's DRAIN: the seconds left, after the counters.
+        let mut draining = dest_reply([10, 0, 1, 1], 80);
+        let inner = msg::find_attr(&draining, uapi::RVS_CMD_ATTR_DEST)
+            .unwrap()
+            .unwrap()
+            .to_vec();
+        let mut w = AttrWriter::new();
+        w.nest(uapi::RVS_CMD_ATTR_DEST, |d| {
+            d.put_raw(&inner).put_u32(uapi::RVS_DEST_ATTR_DRAIN, 25);
+        });
+        draining = w.finish();
+        let mut f = Fake {
+            services: vec![service_reply([10, 0, 0, 1], 80)],
+            dests: vec![draining, dest_reply([10, 0, 1, 2], 80)],
+            ..Fake::default()
+        };
+        let out = run_on(&mut f, &command(&["-L", "-n"])).unwrap();
+        assert!(
+            out.ends_with(
+                "  -> 10.0.1.1:80                  Masq    1      0          0           draining 25s\n\
+                 \x20 -> 10.0.1.2:80                  Masq    1      0          0         \n"
+            ),
+            "{out}"
+        );
+        let out = run_on(&mut f, &command(&["-S"])).unwrap();
+        assert!(!out.contains("drain"), "{out}");
+        let out = run_on(&mut f, &command(&["-L", "--json"])).unwrap();
+        assert_eq!(out.matches(r#""drain_secs_left":25"#).count(), 1, "{out}");
     }
 
     #[test]

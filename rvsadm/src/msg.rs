@@ -166,6 +166,19 @@ pub fn del_dest_attrs(svc: &ServiceKey, dest: &DestKey) -> Vec<u8> {
     w.finish()
 }
 
+/// DEL_DEST with `RVS_DEST_ATTR_DRAIN` (`-d --drain`): the server drains
+/// for `secs` seconds, then its remaining connections are ended and it
+/// is deleted.
+pub fn drain_dest_attrs(svc: &ServiceKey, dest: &DestKey, secs: u32) -> Vec<u8> {
+    let mut w = AttrWriter::new();
+    w.nest(uapi::RVS_CMD_ATTR_SERVICE, |s| put_service_key(s, svc));
+    w.nest(uapi::RVS_CMD_ATTR_DEST, |d| {
+        put_dest_key(d, dest);
+        d.put_u32(uapi::RVS_DEST_ATTR_DRAIN, secs);
+    });
+    w.finish()
+}
+
 /// FLUSH_CONNS (`--flush-conns`): the service key, and the destination's
 /// key (as DEL_DEST names it) when only that server's connections end.
 pub fn flush_conns_attrs(svc: &ServiceKey, dest: Option<&DestKey>) -> Vec<u8> {
@@ -463,6 +476,7 @@ pub fn parse_dest(buf: &[u8], svc_af: u16) -> Result<Dest, ParseError> {
         persist_conns: 0,
         stats: Stats::default(),
         tunnel: TunnelOpts::default(),
+        drain_secs_left: None,
     };
     let mut stats = None;
     let mut stats64 = None;
@@ -491,6 +505,7 @@ pub fn parse_dest(buf: &[u8], svc_af: u16) -> Result<Dest, ParseError> {
             uapi::RVS_DEST_ATTR_TUN_FLAGS => d.tunnel.flags = get_u16(p, "dest TUN_FLAGS")?,
             uapi::RVS_DEST_ATTR_STATS => stats = Some(parse_stats(p)?),
             uapi::RVS_DEST_ATTR_STATS64 => stats64 = Some(parse_stats(p)?),
+            uapi::RVS_DEST_ATTR_DRAIN => d.drain_secs_left = Some(get_u32(p, "dest DRAIN")?),
             _ => {}
         }
     }
@@ -878,6 +893,44 @@ mod tests {
             "malformed reply from the module: flush reply without CONN_FLUSHED"
         );
         assert!(parse_flush_reply(&attr(9, &[1, 2, 3])).is_err());
+    }
+
+    #[test]
+    fn drain_dest_bytes_and_seconds_left() {
+        let key = DestKey {
+            addr: "10.0.1.1".parse().unwrap(),
+            port: 80,
+        };
+        let mut daddr = [0u8; 16];
+        daddr[..4].copy_from_slice(&[10, 0, 1, 1]);
+        let want = [
+            attr(1 | NLA_F_NESTED, &key_bytes()),
+            attr(
+                2 | NLA_F_NESTED,
+                &[
+                    attr(1, &daddr),
+                    attr(2, &80u16.to_be_bytes()),
+                    attr(11, &ne16(2)),
+                    attr(16, &ne32(30)),
+                ]
+                .concat(),
+            ),
+        ]
+        .concat();
+        assert_eq!(drain_dest_attrs(&tcp_key(), &key, 30), want);
+        // DEL_DEST's attributes and DRAIN after them.
+        let plain = del_dest_attrs(&tcp_key(), &key);
+        assert_eq!(want.len(), plain.len() + 8);
+        // GET_DEST: DRAIN, the seconds left, only while draining.
+        let inner = [attr(1, &daddr), attr(2, &80u16.to_be_bytes())].concat();
+        assert_eq!(parse_dest(&inner, 2).unwrap().drain_secs_left, None);
+        let draining = [inner.clone(), attr(16, &ne32(25))].concat();
+        assert_eq!(parse_dest(&draining, 2).unwrap().drain_secs_left, Some(25));
+        let zero = [inner.clone(), attr(16, &ne32(0))].concat();
+        assert_eq!(parse_dest(&zero, 2).unwrap().drain_secs_left, Some(0));
+        let bad = [inner, attr(16, &[1, 2])].concat();
+        let e = parse_dest(&bad, 2).unwrap_err();
+        assert!(e.to_string().contains("dest DRAIN"), "{e}");
     }
 
     fn stats_bytes() -> Vec<u8> {

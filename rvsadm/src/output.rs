@@ -220,6 +220,17 @@ pub fn dest_line(d: &Dest) -> String {
     )
 }
 
+/// A real server's line with its drain appended while it drains
+/// (`  draining 25s`), so that the lines of other servers, and every
+/// listing without a draining server, stay ipvsadm's. It follows the
+/// padded last column, so it starts in the same column on every line.
+fn with_drain(mut line: String, d: &Dest) -> String {
+    if let Some(secs) = d.drain_secs_left {
+        line.push_str(&format!("  draining {secs}s"));
+    }
+    line
+}
+
 /// ipvsadm's TunnelInfo column: `ipip`, `gue:PORT:+c`, `gre:-c`, ...
 /// (`+c` checksum, `-c` none, `r+c` remote checksum offload), `n/a` for
 /// servers that are not tunnelled.
@@ -364,7 +375,7 @@ pub fn format_listing(
         });
         out.push('\n');
         for d in &e.dests {
-            out.push_str(&match columns {
+            let line = match columns {
                 Columns::Config => dest_line(d),
                 Columns::TunInfo => tun_dest_line(d),
                 Columns::Thresholds => format!(
@@ -384,7 +395,8 @@ pub fn format_listing(
                     d.inactive_conns
                 ),
                 _ => stats_dest_line(d, columns, exact),
-            });
+            };
+            out.push_str(&with_drain(line, d));
             out.push('\n');
         }
     }
@@ -609,6 +621,9 @@ struct JsonDest {
     #[serde(skip_serializing_if = "Option::is_none")]
     tunnel: Option<JsonTunnel>,
     stats: JsonStats,
+    /// Draining servers only: the seconds left of the drain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    drain_secs_left: Option<u32>,
 }
 
 #[derive(Serialize)]
@@ -685,6 +700,7 @@ pub fn format_json(info: &Info, entries: &[Entry]) -> String {
                                 checksum: d.tunnel.csum_name(),
                             }),
                             stats: JsonStats::from(&d.stats),
+                            drain_secs_left: d.drain_secs_left,
                         })
                         .collect(),
                     fwmark: (s.fwmark != 0).then_some(s.fwmark),
@@ -734,6 +750,7 @@ mod tests {
             persist_conns: 0,
             stats: Stats::default(),
             tunnel: TunnelOpts::default(),
+            drain_secs_left: None,
         }
     }
 
@@ -1198,6 +1215,68 @@ SCTP [2001:db8::1]:5672 sh persistent 60 mask 64\n\
         assert_eq!(
             format_json(&i, &[]),
             "{\"version\":\"1.2.1\",\"conn_tab_size\":4096,\"vip_guarded\":4,\"conn_flushed\":9,\"services\":[]}\n"
+        );
+    }
+
+    /// A draining server is listed with its seconds left after the
+    /// counters, in every table layout; the others as ipvsadm lists them.
+    /// -S saves it as it is, and the JSON has drain_secs_left for it only.
+    #[test]
+    fn draining_server() {
+        let mut draining = dest("10.0.1.2", 80, Forward::Masq, 1, 12, 3);
+        draining.drain_secs_left = Some(25);
+        let mut e = vec![Entry {
+            service: svc("10.0.0.1", 80, "rr"),
+            dests: vec![dest("10.0.1.1", 80, Forward::Masq, 1, 0, 0), draining],
+        }];
+        assert_eq!(
+            format_table(&info(), &e, false),
+            "Prot LocalAddress:Port Scheduler Flags\n\
+             \x20 -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n\
+             TCP  10.0.0.1:80 rr\n\
+             \x20 -> 10.0.1.1:80                  Masq    1      0          0         \n\
+             \x20 -> 10.0.1.2:80                  Masq    1      12         3           draining 25s\n"
+        );
+        let mut layouts = vec![
+            (Columns::TunInfo, "  -> 10.0.1.2:80                  Masq    n/a           1      12         3           draining 25s"),
+            (Columns::Thresholds, "  -> 10.0.1.2:80                  0          0          12         3           draining 25s"),
+            (Columns::PersistentConn, "  -> 10.0.1.2:80                  1         0           12         3           draining 25s"),
+            (Columns::Stats, "  -> 10.0.1.2:80                         0        0        0        0        0  draining 25s"),
+            (Columns::Rate, "  -> 10.0.1.2:80                         0        0        0        0        0  draining 25s"),
+        ];
+        for (columns, want) in layouts.drain(..) {
+            let got = format_listing(&info(), &e, false, columns, false);
+            assert_eq!(got.lines().last(), Some(want), "{columns:?}");
+            assert!(
+                !got.lines().nth(3).unwrap().contains("draining"),
+                "{columns:?}"
+            );
+        }
+        // The draining column lines up with that of a wider server.
+        let mut wide = dest("2001:db8:1::2", 8080, Forward::Masq, 65535, 1234567, 12);
+        wide.drain_secs_left = Some(86400);
+        e[0].dests.push(wide);
+        let table = format_table(&info(), &e, false);
+        let at: Vec<usize> = table.lines().filter_map(|l| l.find("draining")).collect();
+        assert_eq!(at, [72, 72], "{table}");
+        assert!(table.ends_with("  draining 86400s\n"), "{table}");
+        // -S: no drain, the server as it is (ipvsadm's save form).
+        assert_eq!(
+            format_rules(&e),
+            "-A -t 10.0.0.1:80 -s rr\n\
+             -a -t 10.0.0.1:80 -r 10.0.1.1:80 -m -w 1\n\
+             -a -t 10.0.0.1:80 -r 10.0.1.2:80 -m -w 1\n\
+             -a -t 10.0.0.1:80 -r [2001:db8:1::2]:8080 -m -w 65535\n"
+        );
+        let json = format_json(&info(), &e);
+        assert_eq!(json.matches("drain_secs_left").count(), 2, "{json}");
+        assert!(
+            json.contains(r#""outbps":0},"drain_secs_left":25}"#),
+            "{json}"
+        );
+        assert!(
+            json.contains(r#""address":"10.0.1.1","port":80,"forward":"masq","weight":1,"upper_threshold":0,"lower_threshold":0,"active_conns":0,"inactive_conns":0,"stats":{"conns":0,"inpkts":0,"outpkts":0,"inbytes":0,"outbytes":0,"cps":0,"inpps":0,"outpps":0,"inbps":0,"outbps":0}}"#),
+            "{json}"
         );
     }
 

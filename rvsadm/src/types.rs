@@ -394,6 +394,9 @@ pub struct Dest {
     pub persist_conns: u32,
     pub stats: Stats,
     pub tunnel: TunnelOpts,
+    /// Seconds left of its drain (`-d --drain`), while it drains
+    /// (`RVS_DEST_ATTR_DRAIN`); `None` otherwise.
+    pub drain_secs_left: Option<u32>,
 }
 
 /// Traffic counters and rates (`*_ATTR_STATS` / `*_ATTR_STATS64`); zero

@@ -25,6 +25,7 @@ Usage:
                 [--tun-type ipip|gue|gre] [--tun-port port]
                 [--tun-nocsum|--tun-csum|--tun-remcsum]
   rvsadm -d -t|-u|--sctp-service|-f service-address -r server-address
+                [--drain seconds]
   rvsadm [-L|-l] [-t|-u|--sctp-service|-f service-address [-6]] [-n] [--exact]
                 [--sort|--nosort]
                 [--stats|--rate|--thresholds|--persistent-conn|--tun-info] [--json]

@@ -250,6 +250,7 @@ const SERVICE: &[Cmd] = &[
 const SERVICE_EDIT: &[Cmd] = &[AddService, EditService];
 const SERVER: &[Cmd] = &[AddServer, EditServer, DeleteServer, FlushConns];
 const SERVER_EDIT: &[Cmd] = &[AddServer, EditServer];
+const SERVER_DELETE: &[Cmd] = &[DeleteServer];
 const LIST: &[Cmd] = &[List];
 /// The commands that print JSON with `--json`.
 const JSON: &[Cmd] = &[List, FlushConns];
@@ -661,6 +662,18 @@ pub static OPTS: &[Opt] = &[
         ..OPT
     },
     Opt {
+        long: "drain",
+        takes: Takes::Value(value("SECONDS", "seconds", Complete::Nothing)),
+        doc: Doc::Row(
+            "with -d: drain first (1-86400 s): no new\n\
+             connections, the existing ones go on;\n\
+             then they are ended and the server deleted",
+        ),
+        role: Role::Option(SERVER_DELETE),
+        report: 36,
+        ..OPT
+    },
+    Opt {
         long: "numeric",
         short: Some('n'),
         doc: Doc::Row(
@@ -850,6 +863,9 @@ mod tests {
         assert_eq!(by_id("connection").shown_names(), ["-c", "--connection"]);
         assert!(by_id("weight").allowed_with(EditServer));
         assert!(!by_id("weight").allowed_with(DeleteServer));
+        assert!(by_id("drain").allowed_with(DeleteServer));
+        assert!(!by_id("drain").allowed_with(EditServer));
+        assert_eq!(by_id("drain").display(), "--drain");
         assert_eq!(command(FlushConns).display(), "--flush-conns");
         assert!(by_id("real-server").allowed_with(FlushConns));
         assert!(by_id("ipv6").allowed_with(FlushConns));

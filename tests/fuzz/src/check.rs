@@ -113,7 +113,15 @@ fn check_reply(p: &[u8]) -> Result<u8, String> {
     match cmd {
         RVS_CMD_NEW_SERVICE | RVS_CMD_NEW_DEST => walk_attrs(attrs, |kind, inner| {
             let t = kind & NLA_TYPE_MASK;
-            if (t == RVS_CMD_ATTR_SERVICE || t == RVS_CMD_ATTR_DEST) && kind & NLA_F_NESTED != 0 {
+            if t == RVS_CMD_ATTR_DEST && kind & NLA_F_NESTED != 0 {
+                // DRAIN, the seconds left of a draining server, is a u32.
+                walk_attrs(inner, |k, v| match k & NLA_TYPE_MASK {
+                    RVS_DEST_ATTR_DRAIN if v.len() != 4 => {
+                        Err(format!("dest DRAIN is {} bytes", v.len()))
+                    }
+                    _ => Ok(()),
+                })
+            } else if t == RVS_CMD_ATTR_SERVICE && kind & NLA_F_NESTED != 0 {
                 walk_attrs(inner, |_, _| Ok(()))
             } else {
                 Err(format!("unexpected attribute {kind:#x} in a {cmd} reply"))
@@ -377,6 +385,26 @@ mod tests {
         assert!(flush(std::slice::from_ref(&pad)).is_err());
         assert!(flush(&[Attr::u32(RVS_INFO_ATTR_CONN_FLUSHED, 3)]).is_err());
         assert!(flush(&[count, Attr::u32(RVS_INFO_ATTR_VERSION, 1)]).is_err());
+        // A dest entry's DRAIN: the seconds left, a u32.
+        let dest = |drain: Attr| {
+            let mut p = vec![RVS_CMD_NEW_DEST, 1, 0, 0];
+            Attr::nest(
+                RVS_CMD_ATTR_DEST,
+                vec![Attr::be16(RVS_DEST_ATTR_PORT, 80), drain],
+            )
+            .encode(&mut p);
+            let mut m = nlmsg(0x20, NLM_F_MULTI, 12, &p);
+            m[12..16].copy_from_slice(&77u32.to_ne_bytes());
+            parse_datagram(&m, 77, 0x20)
+        };
+        assert_eq!(
+            dest(Attr::u32(RVS_DEST_ATTR_DRAIN, 25)),
+            Ok(vec![Answer::Reply {
+                seq: 12,
+                cmd: RVS_CMD_NEW_DEST
+            }])
+        );
+        assert!(dest(Attr::u16(RVS_DEST_ATTR_DRAIN, 25)).is_err());
         // A reply whose nest overruns.
         let mut bad = d.clone();
         bad[16 + 4] = 0xff;

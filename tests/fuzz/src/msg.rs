@@ -328,7 +328,17 @@ pub fn valid(r: &mut Rng, c: u8) -> GenlMsg {
         RVS_CMD_NEW_SERVICE | RVS_CMD_SET_SERVICE => vec![service(r, true)],
         RVS_CMD_DEL_SERVICE | RVS_CMD_GET_SERVICE => vec![service(r, false)],
         RVS_CMD_NEW_DEST | RVS_CMD_SET_DEST => vec![service(r, false), destination(r, true)],
-        RVS_CMD_DEL_DEST => vec![service(r, false), destination(r, false)],
+        RVS_CMD_DEL_DEST => {
+            let mut dest = destination(r, false);
+            if r.chance(1, 3) {
+                // A drain: seconds, the bounds rvsadm keeps and beyond.
+                let secs = r.pick(&[0, 1, 30, 86400, 0xffff_ffff]);
+                if let Body::Nest(v) = &mut dest.body {
+                    v.push(Attr::u32(RVS_DEST_ATTR_DRAIN, secs));
+                }
+            }
+            vec![service(r, false), dest]
+        }
         RVS_CMD_GET_DEST => vec![service(r, false)],
         RVS_CMD_NEW_DAEMON | RVS_CMD_DEL_DAEMON => {
             vec![Attr::nest(RVS_CMD_ATTR_DAEMON, random_attrs(r, 8))]
@@ -411,6 +421,24 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn del_dest_drains_sometimes_and_flush_conns_names_a_service() {
+        let mut r = Rng::new(3);
+        let (mut drains, mut with_dest) = (0, 0);
+        for _ in 0..300 {
+            let m = valid(&mut r, RVS_CMD_DEL_DEST);
+            let Body::Nest(d) = &m.attrs[1].body else {
+                panic!("DEST not nested")
+            };
+            drains += d.iter().filter(|a| a.kind == RVS_DEST_ATTR_DRAIN).count();
+            let f = valid(&mut r, RVS_CMD_FLUSH_CONNS);
+            assert_eq!(f.attrs[0].kind, RVS_CMD_ATTR_SERVICE | NLA_F_NESTED);
+            with_dest += usize::from(f.attrs.len() == 2);
+        }
+        assert!((50..200).contains(&drains), "{drains} drains");
+        assert!((100..200).contains(&with_dest), "{with_dest} with a DEST");
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub fn seg_seq(l4: &[u8], payload: usize) -> Option<SegSeq> {
     let seq = u32::from_be_bytes(l4.get(4..8)?.try_into().ok()?);
     let ack = u32::from_be_bytes(l4.get(8..12)?.try_into().ok()?);
     let flags = *l4.get(13)?;
-    let syn_fin = u32::from(flags & 0x02 != 0) + u32::from(flags & 0x01 != 0);
+    let syn_fin = u32::from(flags & 0x02 != 0).wrapping_add(u32::from(flags & 0x01 != 0));
     // A segment is at most 4 GiB long only on paper; the low 32 bits are
     // what sequence arithmetic uses anyway.
     let end = seq.wrapping_add(payload as u32).wrapping_add(syn_fin);
@@ -179,12 +179,30 @@ mod tests {
         h[4..8].copy_from_slice(&1000u32.to_be_bytes());
         h[8..12].copy_from_slice(&77u32.to_be_bytes());
         h[13] = 0x10; // ACK
-        assert_eq!(seg_seq(&h, 100), Some(SegSeq { end: 1100, ack: Some(77) }));
+        assert_eq!(
+            seg_seq(&h, 100),
+            Some(SegSeq {
+                end: 1100,
+                ack: Some(77)
+            })
+        );
         h[13] = 0x02; // SYN
-        assert_eq!(seg_seq(&h, 0), Some(SegSeq { end: 1001, ack: None }));
+        assert_eq!(
+            seg_seq(&h, 0),
+            Some(SegSeq {
+                end: 1001,
+                ack: None
+            })
+        );
         h[13] = 0x11; // FIN ACK
         h[4..8].copy_from_slice(&u32::MAX.to_be_bytes());
-        assert_eq!(seg_seq(&h, 1), Some(SegSeq { end: 1, ack: Some(77) }));
+        assert_eq!(
+            seg_seq(&h, 1),
+            Some(SegSeq {
+                end: 1,
+                ack: Some(77)
+            })
+        );
         assert_eq!(seg_seq(&h[..12], 0), None);
     }
 
@@ -206,12 +224,18 @@ mod tests {
         let n = build_rst(AddrFamily::Inet, &s, &d, 0xdead_beef, &mut out);
         assert_eq!(n, RST_LEN_V4);
         let pkt = &out[..n];
-        assert!(sums_to_ffff(csum_add(0, &pkt[..20])), "IPv4 header checksum");
+        assert!(
+            sums_to_ffff(csum_add(0, &pkt[..20])),
+            "IPv4 header checksum"
+        );
         let mut pseudo = csum_add(0, &pkt[12..20]);
         pseudo = csum_add(pseudo, &[0, IPPROTO_TCP, 0, 20]);
         assert!(sums_to_ffff(csum_add(pseudo, &pkt[20..])), "TCP checksum");
         let ip = parse_ip(AddrFamily::Inet, pkt, n).unwrap();
-        assert_eq!((ip.proto, ip.l4_offset, ip.saddr, ip.daddr), (IPPROTO_TCP, 20, s.addr, d.addr));
+        assert_eq!(
+            (ip.proto, ip.l4_offset, ip.saddr, ip.daddr),
+            (IPPROTO_TCP, 20, s.addr, d.addr)
+        );
         assert!(ip.df);
         assert_eq!(&pkt[20..24], &[0, 80, 0x9c, 0x41]);
         assert_eq!(&pkt[24..28], &0xdead_beefu32.to_be_bytes());
@@ -223,8 +247,14 @@ mod tests {
     fn ipv6_reset_has_right_checksum_and_parses() {
         let mut out = [0u8; RST_MAX_LEN];
         let (s, d) = (
-            end(&[0x20, 0x01, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], 443),
-            end(&[0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x12, 0x34], 5555),
+            end(
+                &[0x20, 0x01, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+                443,
+            ),
+            end(
+                &[0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x12, 0x34],
+                5555,
+            ),
         );
         let n = build_rst(AddrFamily::Inet6, &s, &d, 42, &mut out);
         assert_eq!(n, RST_LEN_V6);
@@ -233,7 +263,10 @@ mod tests {
         pseudo = csum_add(pseudo, &[0, IPPROTO_TCP, 0, 20]);
         assert!(sums_to_ffff(csum_add(pseudo, &pkt[40..])), "TCP checksum");
         let ip = parse_ip(AddrFamily::Inet6, pkt, n).unwrap();
-        assert_eq!((ip.proto, ip.l4_offset, ip.saddr, ip.daddr), (IPPROTO_TCP, 40, s.addr, d.addr));
+        assert_eq!(
+            (ip.proto, ip.l4_offset, ip.saddr, ip.daddr),
+            (IPPROTO_TCP, 40, s.addr, d.addr)
+        );
         assert_eq!(pkt[7], RST_TTL);
         assert_eq!(&pkt[44..48], &42u32.to_be_bytes());
     }

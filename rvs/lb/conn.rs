@@ -147,11 +147,7 @@ impl Conn {
     /// with it, like IPVS's unhashed `IP_VS_CONN_F_ONE_PACKET` entries but
     /// without allocating. It is not counted at the server (it is neither
     /// active nor inactive once the datagram is gone).
-    pub(crate) fn one_packet(
-        tuple: Tuple,
-        fwd: FwdMethod,
-        dest: Arc<Dest>,
-    ) -> ConnEntry {
+    pub(crate) fn one_packet(tuple: Tuple, fwd: FwdMethod, dest: Arc<Dest>) -> ConnEntry {
         let c = Conn::fresh(tuple, fwd, dest, false, jiffies(), None);
         // Its one datagram came from the client.
         c.in_pkts.store(1, Ordering::Relaxed);

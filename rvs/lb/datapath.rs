@@ -206,16 +206,7 @@ fn request(
                 unhashed = Conn::one_packet(tuple, fwd, dest);
                 &unhashed
             } else {
-                match conns.insert(
-                    g,
-                    tuple,
-                    fwd,
-                    dest,
-                    false,
-                    2,
-                    ns.limits(),
-                    control,
-                ) {
+                match conns.insert(g, tuple, fwd, dest, false, 2, ns.limits(), control) {
                     Some(c) => c,
                     None => return Verdict::Drop,
                 }

@@ -11,12 +11,12 @@
 
 use crate::lb::stats::Stats;
 use crate::rvs_core::config::{self, AddrFamily, FwdMethod};
+use crate::rvs_core::expiry::expired;
 use crate::rvs_core::sched::{self, DestView, Dests};
 use crate::rvs_core::svcattr::DestParams;
 use crate::rvs_core::tunnel::Tunnel;
 use crate::sys::rcu::WriterToken;
 use crate::sys::route::RouteCache;
-use crate::rvs_core::expiry::expired;
 use crate::sys::time::{hz, jiffies, secs_to_jiffies};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use kernel::prelude::*;

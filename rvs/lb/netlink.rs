@@ -189,7 +189,9 @@ fn dest_cmd(cmd: u8, req: &Request<'_>) -> Result {
     let full = cmd != RVS_CMD_DEL_DEST;
     let d = svcattr::parse_dest(dest_nest.payload, &key, full).map_err(|c| fail_config(req, c))?;
     let drain = match cmd {
-        RVS_CMD_DEL_DEST => svcattr::parse_drain(dest_nest.payload).map_err(|c| fail_config(req, c))?,
+        RVS_CMD_DEL_DEST => {
+            svcattr::parse_drain(dest_nest.payload).map_err(|c| fail_config(req, c))?
+        }
         _ => None,
     };
     let mut ctl = ns.lock();
@@ -239,9 +241,9 @@ fn flush_conns(req: &Request<'_>) -> Result {
     let (key, _) =
         svcattr::parse_service(svc_nest.payload, false).map_err(|c| fail_config(req, c))?;
     let server = match req.attr(RVS_CMD_ATTR_DEST) {
-        Some(n) => Some(
-            svcattr::parse_dest(n.payload, &key, false).map_err(|c| fail_config(req, c))?,
-        ),
+        Some(n) => {
+            Some(svcattr::parse_dest(n.payload, &key, false).map_err(|c| fail_config(req, c))?)
+        }
         None => None,
     };
     let svc_stats = {
@@ -270,9 +272,11 @@ fn flush_conns(req: &Request<'_>) -> Result {
         None => 0,
     };
     let mut reply = req.reply(RVS_CMD_FLUSH_CONNS)?;
-    reply
-        .msg()
-        .put_u64(RVS_INFO_ATTR_CONN_FLUSHED, u64::from(ended), RVS_INFO_ATTR_PAD)?;
+    reply.msg().put_u64(
+        RVS_INFO_ATTR_CONN_FLUSHED,
+        u64::from(ended),
+        RVS_INFO_ATTR_PAD,
+    )?;
     reply.send()
 }
 

@@ -11,9 +11,9 @@
 //! first makes the bytes private to us (`skb_ensure_writable`).
 
 use super::ffi;
+use super::hooks::Verdict;
 use super::inet::{addr4, in6};
 use super::netns::Net;
-use super::hooks::Verdict;
 use super::route::Route;
 use crate::rvs_core::config::AddrFamily;
 use crate::rvs_core::icmp::{

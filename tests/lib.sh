@@ -587,3 +587,59 @@ tun_rs() {
   direct_rs
   nsysctl "$LB" net.ipv4.ip_forward=0 net.ipv4.conf.all.send_redirects=0 net.ipv4.conf.default.send_redirects=0
 }
+
+# Held connections and how they ended (tests/py/flush_probe.py), for the
+# flush and drain tests; files in $TEST_TMP (mk_test_tmp first).
+
+# probe_serve NS PORT NAME: a held-connection server logging to $TEST_TMP/NAME.log.
+probe_serve() {
+  : >"$TEST_TMP/$3.log"
+  ip netns exec "$1" python3 "$RVS_ROOT/tests/py/flush_probe.py" serve "$2" "$3" "$TEST_TMP/$3.log" </dev/null >/dev/null 2>&1 &
+  bg_track $!
+  wait_listen "$1" tcp "$2"
+}
+# probe_hold NS ADDR PORT N TAG: holds N connections in the background;
+# their names and later results go to $TEST_TMP/TAG.out.
+probe_hold() {
+  rm -f "$TEST_TMP/$5.go"
+  ip netns exec "$1" timeout 60 python3 "$RVS_ROOT/tests/py/flush_probe.py" hold "$2" "$3" "$4" "$TEST_TMP/$5.go" \
+    >"$TEST_TMP/$5.out" 2>"$TEST_TMP/$5.err" </dev/null &
+  bg_track $!
+  local i
+  for i in $(seq 1 100); do
+    grep -qx held "$TEST_TMP/$5.out" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  fail "$5: connections not held: $(cat "$TEST_TMP/$5.out" "$TEST_TMP/$5.err" 2>/dev/null | tr '\n' ' ')"
+}
+# probe_results TAG: lets the holder probe, prints "NAME RESULT" lines.
+probe_results() {
+  touch "$TEST_TMP/$1.go"
+  local i
+  for i in $(seq 1 150); do
+    grep -qx done "$TEST_TMP/$1.out" && break
+    sleep 0.1
+  done
+  grep -qx done "$TEST_TMP/$1.out" || fail "$1: the probe did not finish"
+  sed -n '/^held$/,/^done$/p' "$TEST_TMP/$1.out" | grep -v -x -e held -e done
+}
+# summary: "NAME:RESULT" counts of probe_results lines, sorted.
+summary() { awk '{print $1 ":" $2}' | sort | uniq -c | awk '{printf "%s%s=%s", s, $2, $1; s=" "} END {print ""}'; }
+# Counters of TCP resets received and of pure ACKs sent (a challenge ACK
+# is one), in namespace $1 (table inet probe).
+count_tcp() {
+  ip netns exec "$1" nft -f - <<NFT || fail "nft in $1"
+table inet probe {
+  counter rst_in {}
+  counter ack_out {}
+  chain in { type filter hook input priority 0; policy accept;
+    tcp flags & (rst) == rst counter name rst_in }
+  chain out { type filter hook output priority 0; policy accept;
+    tcp flags & (syn | fin | rst | ack) == ack meta l4proto tcp counter name ack_out }
+}
+NFT
+}
+reset_counts() { ip netns exec "$1" nft reset counters table inet probe >/dev/null; }
+counts() { echo "rst_in=$(nft_counter "$1" inet probe rst_in) ack_out=$(nft_counter "$1" inet probe ack_out)"; }
+# log_resets NAME: how many "reset" lines the server NAME logged.
+log_resets() { grep -c '^reset ' "$TEST_TMP/$1.log"; }

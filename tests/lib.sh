@@ -632,10 +632,14 @@ count_tcp() {
 table inet probe {
   counter rst_in {}
   counter ack_out {}
-  chain in { type filter hook input priority 0; policy accept;
-    tcp flags & (rst) == rst counter name rst_in }
-  chain out { type filter hook output priority 0; policy accept;
-    tcp flags & (syn | fin | rst | ack) == ack meta l4proto tcp counter name ack_out }
+  chain in {
+    type filter hook input priority 0; policy accept;
+    tcp flags & rst == rst counter name rst_in
+  }
+  chain out {
+    type filter hook output priority 0; policy accept;
+    tcp flags & (syn | fin | rst | ack) == ack counter name ack_out
+  }
 }
 NFT
 }

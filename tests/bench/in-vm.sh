@@ -23,6 +23,10 @@
 #   RVS_BENCH_SCENARIOS="nat-tcp-1 nat-tcp-8 dr-tcp-1 tun-tcp-1 conn-rate udp-nat udp-dr udp-cost udp6-cost conntab ctl"
 #   RVS_BENCH_QUICK=1      smoke mode: 1 round, 1 s samples, small counts, scenarios
 #                          nat-tcp-1 conntab ctl
+#   RVS_VM_ICOUNT=1        (set by qemu/run under instruction counting; needs 1 vCPU)
+#                          the director-cost scenarios (udp-cost udp6-cost conntab)
+#                          report instructions per packet (*-insn) instead of CPU ns
+#                          (*-ns); the other scenarios are skipped
 #
 # Internal: in-vm.sh --one SCENARIO runs one sample with $RVS_ADM as engine.
 set -u
@@ -44,6 +48,11 @@ BATCH_SVCS=${RVS_BENCH_BATCH_SVCS:-10000}
 PKTS=${RVS_BENCH_PKTS:-100000}
 CONNS=${RVS_BENCH_CONNS:-1048576}
 SCENARIOS=${RVS_BENCH_SCENARIOS:-nat-tcp-1 nat-tcp-8 dr-tcp-1 tun-tcp-1 conn-rate udp-nat udp-dr udp-cost udp6-cost conntab ctl}
+ICOUNT=${RVS_VM_ICOUNT:-0}
+# The director-cost metrics' suffix and unit: CPU ns per packet, or guest
+# instructions per packet under instruction counting (measure below).
+if [ "$ICOUNT" = 1 ]; then M=insn; else M=ns; fi
+U=$M/pkt
 
 # ---------------------------------------------------------------------------
 # One sample (child process: lib.sh's exit trap removes its namespaces).
@@ -119,17 +128,32 @@ IP
   }
   # pktgen_run SETTING...: one pktgen run from CL's c0 to the director's
   # MAC, UDP port 9000, with these further settings.
+  # It also leaves the run's window in $TEST_TMP/pgwin, read by the shell
+  # that starts pktgen, so that no process starts inside it: "T0 T1 I0 I1",
+  # the guest clock (us) and all CPUs' idle time (ns, /proc/timer_list,
+  # measured at each idle entry and exit, not sampled by ticks) before and
+  # after the run.
   pktgen_run() {
-    ip netns exec "$CL" bash -s "$LBMAC" "$@" <<'PG' || fail "pktgen failed"
+    ip netns exec "$CL" bash -s "$LBMAC" "$TEST_TMP/pgwin" "$@" <<'PG' || fail "pktgen failed"
 set -e
-mac=$1; shift
+mac=$1 win=$2; shift 2
 pg() { echo "$2" > "/proc/net/pktgen/$1"; }
+idle_ns() {  # sets IDLE: the sum of every CPU's idle_sleeptime
+  local l
+  IDLE=0
+  while read -r l; do
+    case $l in .idle_sleeptime*) l=${l#*: }; IDLE=$((IDLE + ${l% nsecs})) ;; esac
+  done </proc/timer_list
+}
 pg kpktgend_0 rem_device_all
 pg kpktgend_0 "add_device c0"
 for c in "clone_skb 0" "delay 0" "dst_mac $mac" "udp_dst_min 9000" "udp_dst_max 9000" "$@"; do
   pg c0 "$c"
 done
+idle_ns; i0=$IDLE; t0=${EPOCHREALTIME/./}
 pg pgctrl start
+t1=${EPOCHREALTIME/./}; idle_ns; i1=$IDLE
+echo "$t0 $t1 $i0 $i1" >"$win"
 grep -q "Result: OK" /proc/net/pktgen/c0
 PG
   }
@@ -146,8 +170,15 @@ PG
       "udp_src_min 1000" "udp_src_max 1999"
   }
   busy_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
-  # measure SENDER ARGS...: CPU time (all CPUs, /proc/stat) per packet in
-  # ns while SENDER sends PKTS packets (SENDER PKTS ARGS...); prints it.
+  # measure SENDER ARGS...: the cost of one packet while SENDER sends PKTS
+  # packets (SENDER PKTS ARGS...); prints it.
+  #  - wall-clock VM: CPU time (all CPUs' busy time in /proc/stat, sampled
+  #    by the 250 Hz tick) per packet, in ns;
+  #  - under instruction counting (qemu/run with RVS_VM_ICOUNT=1, one
+  #    vCPU): guest time then advances by one ns per instruction and skips
+  #    idle periods, so the run's window minus the CPU's idle time in it is
+  #    the number of instructions the guest executed: instructions per
+  #    packet (sender, director and everything else the guest ran then).
   measure() {
     local b0 b1 hz send=$1
     shift
@@ -155,7 +186,12 @@ PG
     b0=$(busy_ticks)
     "$send" "$PKTS" "$@"
     b1=$(busy_ticks)
-    awk -v d=$((b1 - b0)) -v hz="$hz" -v n="$PKTS" 'BEGIN {printf "%.0f", d * 1e9 / hz / n}'
+    if [ "$ICOUNT" = 1 ]; then
+      read -r t0 t1 i0 i1 <"$TEST_TMP/pgwin" || fail "no pktgen window"
+      awk -v t="$(( (t1 - t0) * 1000 - (i1 - i0) ))" -v n="$PKTS" 'BEGIN {printf "%.0f", t / n}'
+    else
+      awk -v d=$((b1 - b0)) -v hz="$hz" -v n="$PKTS" 'BEGIN {printf "%.0f", d * 1e9 / hz / n}'
+    fi
   }
   cost() { measure pktgen_send "$@"; }     # DST SRC_MIN SRC_MAX
   cost6() { measure pktgen_send6 "$@"; }   # DST6
@@ -267,9 +303,9 @@ IP
           [ "${n:-0}" -ge 900 ] || fail "$fwd: only ${n:-0} of 1000 flows in the table"
           base=$(cost 10.0.1.1 "$lo" "$hi")
           c=$(cost $VIP "$lo" "$hi")
-          log "$ADM $fwd: ${c} ns/pkt, plain forwarding ${base} ns/pkt, $n entries"
-          val udp-$fwd-ns "$c" ns/pkt
-          val udp-$fwd-engine-ns "$((c - base))" ns/pkt
+          log "$ADM $fwd: ${c} $U, plain forwarding ${base} $U, $n entries"
+          val udp-$fwd-$M "$c" $U
+          val udp-$fwd-engine-$M "$((c - base))" $U
           cleanup_ns ) || exit 1
       done ;;
     udp6-cost)
@@ -284,9 +320,9 @@ IP
           [ "${n:-0}" -ge 900 ] || fail "IPv6 $fwd: only ${n:-0} of 1000 flows in the table"
           base=$(cost6 2001:db8:1::1)
           c=$(cost6 $VIP)
-          log "$ADM IPv6 $fwd: ${c} ns/pkt, plain forwarding ${base} ns/pkt, $n entries"
-          val udp6-$fwd-ns "$c" ns/pkt
-          val udp6-$fwd-engine-ns "$((c - base))" ns/pkt
+          log "$ADM IPv6 $fwd: ${c} $U, plain forwarding ${base} $U, $n entries"
+          val udp6-$fwd-$M "$c" $U
+          val udp6-$fwd-engine-$M "$((c - base))" $U
           cleanup_ns ) || exit 1
       done ;;
     conntab)
@@ -307,15 +343,20 @@ IP
       sync; echo 2 >/proc/sys/vm/drop_caches; s1=$(slab_kb)
       c2=$(cost $VIP "$lo" "$hi")
       n3=$(conns_now)
-      log "$ADM: $n1 entries: ${c1} ns/pkt; $n2 entries (fill $(( (t1 - t0) / 1000000 )) ms): ${c2} ns/pkt ($n3 after); plain forwarding ${base} ns/pkt; slab ${s0} -> ${s1} kB; objsize $(conn_objsize)"
+      log "$ADM: $n1 entries: ${c1} $U; $n2 entries (fill $(( (t1 - t0) / 1000000 )) ms): ${c2} $U ($n3 after); plain forwarding ${base} $U; slab ${s0} -> ${s1} kB; objsize $(conn_objsize)"
       [ "${n2:-0}" -ge $((CONNS * 9 / 10)) ] || fail "only ${n2:-0} of $CONNS entries in the table"
-      val conntab-1k-ns "$c1" ns/pkt
-      val conntab-big-ns "$c2" ns/pkt
-      val conntab-big-vs-1k "$(awk -v a="$c1" -v b="$c2" 'BEGIN {printf "%.3f", b / a}')" x
-      val conntab-big-vs-1k-engine "$(awk -v a="$((c1 - base))" -v b="$((c2 - base))" 'BEGIN {printf "%.3f", (a > 0) ? b / a : 0}')" x
-      val conntab-fill "$(awk -v a=$t0 -v b=$t1 -v n=$((n2 - n1)) 'BEGIN {printf "%.0f", n / ((b - a) / 1e9)}')" conn/s
-      val mem-per-conn "$(awk -v a="$s0" -v b="$s1" -v n=$((n2 - n1)) 'BEGIN {printf "%.0f", (b - a) * 1024 / n}')" B
-      val conn-objsize "$(conn_objsize)" B
+      # Under instruction counting only the per-packet costs (metric
+      # names *-insn); the fill rate and memory come from the wall-clock run.
+      sfx=; [ "$ICOUNT" = 1 ] && sfx=-insn
+      val conntab-1k-$M "$c1" $U
+      val conntab-big-$M "$c2" $U
+      val conntab-big-vs-1k$sfx "$(awk -v a="$c1" -v b="$c2" 'BEGIN {printf "%.3f", b / a}')" x
+      val conntab-big-vs-1k-engine$sfx "$(awk -v a="$((c1 - base))" -v b="$((c2 - base))" 'BEGIN {printf "%.3f", (a > 0) ? b / a : 0}')" x
+      if [ "$ICOUNT" = 0 ]; then
+        val conntab-fill "$(awk -v a=$t0 -v b=$t1 -v n=$((n2 - n1)) 'BEGIN {printf "%.0f", n / ((b - a) / 1e9)}')" conn/s
+        val mem-per-conn "$(awk -v a="$s0" -v b="$s1" -v n=$((n2 - n1)) 'BEGIN {printf "%.0f", (b - a) * 1024 / n}')" B
+        val conn-objsize "$(conn_objsize)" B
+      fi
       # Unloading frees the entries; flush first so the unload is quick.
       ip netns exec "$LB" "$ADM" -C ;;
     ctl)
@@ -437,10 +478,26 @@ engine_down() {
 rvs_loaded && { rmmod rvs || exit 1; }
 ipvs_loaded && { modprobe -r $(ipvs_mods) || exit 1; }
 
-echo "# rvs bench: rounds=$ROUNDS secs=$SECS svcs=$SVCS batch_svcs=$BATCH_SVCS pkts=$PKTS conns=$CONNS cpus=$(nproc) kernel=$(uname -r)" >&2
+if [ "$ICOUNT" = 1 ]; then
+  # Under icount the vCPUs run in turn on one clock: only with one vCPU is
+  # the window minus idle time one CPU's instructions.
+  [ "$(nproc)" = 1 ] || { echo "in-vm.sh: instruction counting needs a VM of 1 vCPU (have $(nproc))" >&2; exit 1; }
+  keep=
+  for scen in $SCENARIOS; do
+    case $scen in
+      udp-cost|udp6-cost|conntab) keep="$keep $scen" ;;
+      *) echo "# $scen: skipped under instruction counting (not a director-cost scenario)" >&2 ;;
+    esac
+  done
+  SCENARIOS=${keep# }
+fi
+echo "# rvs bench: rounds=$ROUNDS secs=$SECS svcs=$SVCS batch_svcs=$BATCH_SVCS pkts=$PKTS conns=$CONNS cpus=$(nproc) kernel=$(uname -r) icount=$ICOUNT" >&2
 echo "# scenarios: $SCENARIOS" >&2
-printf 'RVSBENCH_META\trounds=%s\tsecs=%s\tsvcs=%s\tbatch_svcs=%s\tpkts=%s\tconns=%s\tcpus=%s\tkernel=%s\tloadavg=%s\n' \
-  "$ROUNDS" "$SECS" "$SVCS" "$BATCH_SVCS" "$PKTS" "$CONNS" "$(nproc)" "$(uname -r)" "$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' /)"
+# The instruction-counting run has its own meta line (it may share raw.tsv
+# with a wall-clock run).
+meta=RVSBENCH_META; [ "$ICOUNT" = 1 ] && meta=RVSBENCH_META_ICOUNT
+printf '%s\trounds=%s\tsecs=%s\tsvcs=%s\tbatch_svcs=%s\tpkts=%s\tconns=%s\tcpus=%s\tkernel=%s\tloadavg=%s\n' \
+  "$meta" "$ROUNDS" "$SECS" "$SVCS" "$BATCH_SVCS" "$PKTS" "$CONNS" "$(nproc)" "$(uname -r)" "$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' /)"
 status=0
 errf=$(mktemp -p "${RVS_SCRATCH:-/tmp}" rvs-bench-err.XXXXXX) || errf=/dev/null
 for scen in $SCENARIOS; do

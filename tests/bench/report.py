@@ -40,6 +40,18 @@ SCENARIOS = {
     "conntab-big-ns": ("the same 1,000 flows with CONNS entries in the table", "lower"),
     "conntab-big-vs-1k": ("conntab-big-ns / conntab-1k-ns (target for rvs: <= 1.10)", "lower"),
     "conntab-big-vs-1k-engine": ("the same ratio after subtracting plain forwarding", "lower"),
+    "udp-nat-insn": ("guest instructions per 60-byte UDP packet, NAT, 1,000 flows (pktgen; 1 vCPU under icount)", "lower"),
+    "udp-nat-engine-insn": ("the same minus plain IP forwarding of the same packets (the engine's own instructions)", "lower"),
+    "udp-dr-insn": ("guest instructions per 60-byte UDP packet, DR, 1,000 flows", "lower"),
+    "udp-dr-engine-insn": ("the same minus plain IP forwarding", "lower"),
+    "udp6-nat-insn": ("guest instructions per 80-byte UDP packet over IPv6, NAT, 1,000 flows", "lower"),
+    "udp6-nat-engine-insn": ("the same minus plain IPv6 forwarding", "lower"),
+    "udp6-dr-insn": ("guest instructions per 80-byte UDP packet over IPv6, DR, 1,000 flows", "lower"),
+    "udp6-dr-engine-insn": ("the same minus plain IPv6 forwarding", "lower"),
+    "conntab-1k-insn": ("NAT UDP instructions per packet with 1,000 entries in the connection table", "lower"),
+    "conntab-big-insn": ("the same 1,000 flows with CONNS entries in the table", "lower"),
+    "conntab-big-vs-1k-insn": ("conntab-big-insn / conntab-1k-insn", "lower"),
+    "conntab-big-vs-1k-engine-insn": ("the same ratio after subtracting plain forwarding", "lower"),
     "conntab-fill": ("new UDP connections/s while filling the table to CONNS (pktgen)", "higher"),
     "mem-per-conn": ("slab memory per connection entry (/proc/meminfo Slab growth / entries added)", "lower"),
     "conn-objsize": ("object size of the connection cache (ip_vs_conn / rvs_conn in /proc/slabinfo)", "lower"),
@@ -51,6 +63,17 @@ SCENARIOS = {
     "ctl-flush": ("control plane: flush the BATCH services (-C), one process", "lower"),
     "ctl-restore": ("control plane: -R of the BATCH services' rules (n/a: the tool has no -R)", "lower"),
 }
+
+
+def metric_kind(name, unit):
+    """Which instrument a scenario's numbers (and so its ratio) come from."""
+    if unit == "insn/pkt" or name.endswith("-insn"):
+        return "insn (icount)"
+    if unit == "ns/pkt" or name.startswith("conntab-big-vs-1k"):
+        return "CPU ns (ticks)"
+    if unit == "B":
+        return "bytes"
+    return "wall clock"
 
 
 def targets(res):
@@ -65,11 +88,17 @@ def targets(res):
     for m in ("nat-tcp-1", "nat-tcp-8", "dr-tcp-1", "tun-tcp-1", "conn-rate", "udp-nat", "udp-dr"):
         r = by.get(m, {}).get("ratio_rvs_ipvs")
         add("%s ratio >= 1.0" % m, r, r is not None and r >= 1.0, "rvs/IPVS, higher is better")
-    for m in ("udp-nat-ns", "udp-dr-ns", "udp6-nat-ns", "udp6-dr-ns"):
+    for m in ("udp-nat-ns", "udp-dr-ns", "udp6-nat-ns", "udp6-dr-ns",
+              "udp-nat-insn", "udp-dr-insn", "udp6-nat-insn", "udp6-dr-insn"):
+        if m.endswith("-insn") and m not in by:
+            continue
         r = by.get(m, {}).get("ratio_rvs_ipvs")
         add("%s IPVS/rvs >= 1.0" % m, 1 / r if r else None, r is not None and r <= 1.0, "per-packet cost, inverted so higher is better")
     g = med("conntab-big-vs-1k", "rvs")
     add("rvs conntab big/1k <= 1.10", g, g is not None and g <= 1.10, "CPU per packet, big table vs 1k")
+    if "conntab-big-vs-1k-insn" in by:
+        g = med("conntab-big-vs-1k-insn", "rvs")
+        add("rvs conntab big/1k (insn) <= 1.10", g, g is not None and g <= 1.10, "instructions per packet, big table vs 1k")
     per = med("ctl-percall-est", "ipvs")
     for m in ("ctl-batch", "ctl-restore"):
         b = med(m, "rvs")
@@ -87,6 +116,8 @@ def load(path):
             p = line.rstrip("\n").split("\t")
             if p[0] in ("RVSBENCH_META", "RVSBENCH_HOST"):
                 meta.update(kv.split("=", 1) for kv in p[1:] if "=" in kv)
+            elif p[0] == "RVSBENCH_META_ICOUNT":  # the instruction-counting VM's
+                meta.update(("icount_" + k, v) for k, v in (kv.split("=", 1) for kv in p[1:] if "=" in kv))
             elif p[0] == "RVSBENCH" and len(p) >= 5:
                 unit = p[5] if len(p) > 5 else ""
                 key = (p[1], p[2], int(p[3]))
@@ -106,7 +137,8 @@ def summarise(rows):
             continue
         unit = next((r[4] for r in mrows if r[4]), "")
         res = {"scenario": m, "description": SCENARIOS.get(m, (m, "higher"))[0],
-               "better": SCENARIOS.get(m, (m, "higher"))[1], "unit": unit}
+               "better": SCENARIOS.get(m, (m, "higher"))[1], "unit": unit,
+               "metric": metric_kind(m, unit)}
         for eng in ("ipvs", "rvs"):
             vals = []
             for r in mrows:
@@ -147,6 +179,13 @@ def write_md(path, meta, res, elapsed, cpus):
                                          stderr=subprocess.DEVNULL).strip()
     except (OSError, subprocess.CalledProcessError):
         commit = "?"
+    if "icount_rounds" in meta:
+        icount = ("The *-insn rows come from a second VM of 1 vCPU under QEMU's instruction "
+                  "counting (`-icount shift=0,sleep=off`): %s rounds, %s packets per cost "
+                  "sample, %s entries in the big table." % (
+                      meta.get("icount_rounds", "?"), meta.get("icount_pkts", "?"), meta.get("icount_conns", "?")))
+    else:
+        icount = "No instruction-counting VM in this run (no *-insn rows)."
     L = ["# rvs vs IPVS benchmark results", "",
          "Generated by `tests/bench/run` on %s (source commit %s)." % (date, commit),
          "VM: %s vCPUs (qemu/run, TCG emulation, no KVM), kernel %s; %s rounds of "
@@ -158,13 +197,21 @@ def write_md(path, meta, res, elapsed, cpus):
             meta.get("secs", "?"), meta.get("svcs", "?"), meta.get("batch_svcs", "?"),
             meta.get("pkts", "?"), meta.get("conns", "?"), elapsed,
             meta.get("host_loadavg_start", "?"), meta.get("host_loadavg_end", "?")),
+         "", icount,
          "",
          "Under TCG absolute numbers mean little (everything, including the",
          "client and servers, runs in one emulated machine); compare the ratio",
          "within one run. Ratio = rvs median / IPVS median: above 1 is better",
-         "for rvs when higher is better, below 1 when lower is better.", "",
-         "| scenario | IPVS median | rvs median | ratio rvs/IPVS | unit | better | rounds | samples IPVS / rvs |",
-         "|---|---:|---:|---:|---|---|---:|---|"]
+         "for rvs when higher is better, below 1 when lower is better.",
+         "The metric column says which instrument each row and its ratio use:",
+         "`insn (icount)` guest instructions per packet, deterministic (repeats",
+         "within about 1% between runs); `CPU ns (ticks)` busy time in /proc/stat,",
+         "sampled by the 250 Hz tick and disturbed by the host (samples spread",
+         "by up to 30%); `wall clock` rates and durations, as noisy;",
+         "`bytes` memory. Documentation/bench/README.md, \"The deterministic",
+         "metric\", says what the count includes and its limits.", "",
+         "| scenario | IPVS median | rvs median | ratio rvs/IPVS | unit | metric | better | rounds | samples IPVS / rvs |",
+         "|---|---:|---:|---:|---|---|---|---:|---|"]
     for r in res:
         samples = "%s / %s" % (", ".join(fmt(v) for v in r["ipvs_samples"]) or "-",
                                ", ".join(fmt(v) for v in r["rvs_samples"]) or "-")
@@ -172,9 +219,9 @@ def write_md(path, meta, res, elapsed, cpus):
         if fails:
             samples += " (%d failed)" % fails
         ratio = "%.2f" % r["ratio_rvs_ipvs"] if r["ratio_rvs_ipvs"] is not None else "n/a"
-        L.append("| %s | %s | %s | %s | %s | %s | %d | %s |" % (
+        L.append("| %s | %s | %s | %s | %s | %s | %s | %d | %s |" % (
             r["scenario"], fmt(r["ipvs_median"]), fmt(r["rvs_median"]), ratio, r["unit"],
-            r["better"], r["rounds"], samples))
+            r["metric"], r["better"], r["rounds"], samples))
     L += ["", "Targets (issue 5):", "",
           "| target | value | met | how |", "|---|---:|---|---|"]
     for t in targets(res):
@@ -261,17 +308,18 @@ def main():
     write_md(os.path.join(out, "results.md"), meta, res, elapsed, cpus)
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump({"targets": [dict(zip(("target", "value", "met", "how"), t)) for t in targets(res)],
-                   "meta": dict(meta, elapsed_s=elapsed, accel="tcg",
+                   "meta": dict(meta, elapsed_s=elapsed, accel="tcg", icount="icount_rounds" in meta,
                                 date=os.environ.get("REPORT_DATE") or datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")),
                    "results": res}, f, indent=1)
         f.write("\n")
     png_bars(os.path.join(out, "ratios.png"), [r["scenario"] for r in res],
              [r["ratio_rvs_ipvs"] for r in res], [r["better"] for r in res])
     w = max(len(r["scenario"]) for r in res)
-    print("%-*s %12s %12s %7s  %s" % (w, "scenario", "IPVS", "rvs", "ratio", "unit"))
+    print("%-*s %12s %12s %7s  %-9s %s" % (w, "scenario", "IPVS", "rvs", "ratio", "unit", "metric"))
     for r in res:
         ratio = "%.2f" % r["ratio_rvs_ipvs"] if r["ratio_rvs_ipvs"] is not None else "n/a"
-        print("%-*s %12s %12s %7s  %s" % (w, r["scenario"], fmt(r["ipvs_median"]), fmt(r["rvs_median"]), ratio, r["unit"]))
+        print("%-*s %12s %12s %7s  %-9s %s" % (w, r["scenario"], fmt(r["ipvs_median"]), fmt(r["rvs_median"]), ratio,
+                                              r["unit"], r["metric"]))
     both = [r for r in res if r["ipvs_median"] is not None and r["rvs_median"] is not None]
     if not both:
         print("report: no scenario has numbers for both engines", file=sys.stderr)

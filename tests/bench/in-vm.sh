@@ -165,9 +165,12 @@ PG
   }
   # pktgen_send6 COUNT DST6: COUNT datagrams from CL's 2001:db8::2 to
   # [DST6]:9000, source port cycling over 1000..1999 (1,000 flows).
+  # With a UDP checksum: pktgen leaves it 0 otherwise, which IPv6 forbids
+  # (RFC 8200 8.1); rvs, checking it, lets such datagrams go to the stack,
+  # which drops them (Udp6InCsumErrors), and no flow is ever made.
   pktgen_send6() {
     pktgen_run "count $1" "pkt_size 80" "dst6 $2" "src6 2001:db8::2" \
-      "udp_src_min 1000" "udp_src_max 1999"
+      "udp_src_min 1000" "udp_src_max 1999" "flag UDPCSUM"
   }
   busy_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
   # measure SENDER ARGS...: the cost of one packet while SENDER sends PKTS

@@ -237,6 +237,11 @@ pub enum FwdMethod {
     /// the connection itself; its packets go on, unchanged, to the local
     /// stack (IPVS's `ip_vs_null_xmit`). ipvsadm lists it as "Local".
     Local,
+    /// FullNAT (`--fullnat`, an rvs addition with DPVS's number): source
+    /// and destination both rewritten, the source to one of the service's
+    /// local addresses and a port of its own, so replies come back to the
+    /// director whatever the real server's routes.
+    FullNat,
 }
 
 /// Mask of the forwarding method bits in IPVS connection flags.
@@ -251,6 +256,7 @@ impl FwdMethod {
             FwdMethod::Local => uapi::RVS_CONN_F_LOCALNODE,
             FwdMethod::Tunnel => uapi::RVS_CONN_F_TUNNEL,
             FwdMethod::Route => uapi::RVS_CONN_F_DROUTE,
+            FwdMethod::FullNat => uapi::RVS_CONN_F_FULLNAT,
         }
     }
 
@@ -261,19 +267,20 @@ impl FwdMethod {
             FwdMethod::Tunnel => "Tunnel",
             FwdMethod::Route => "Route",
             FwdMethod::Local => "Local",
+            FwdMethod::FullNat => "FullNat",
         }
     }
 
     /// Whether the destination port may differ from the service port
     /// (only NAT rewrites the port).
     pub fn allows_port_mapping(self) -> bool {
-        self == FwdMethod::Masq
+        matches!(self, FwdMethod::Masq | FwdMethod::FullNat)
     }
 
     /// Whether replies bypass the director, so the state machine must use
     /// `proto::Dir::InputOnly` (IPVS's NOOUTPUT flag).
     pub fn replies_bypass_director(self) -> bool {
-        self != FwdMethod::Masq
+        !matches!(self, FwdMethod::Masq | FwdMethod::FullNat)
     }
 }
 
@@ -286,6 +293,7 @@ pub fn validate_fwd_method(v: u32) -> Result<FwdMethod, ConfigError> {
         1 => Ok(FwdMethod::Local),
         2 => Ok(FwdMethod::Tunnel),
         3 => Ok(FwdMethod::Route),
+        5 => Ok(FwdMethod::FullNat),
         _ => Err(ConfigError::new(EINVAL, c"unknown forwarding method")),
     }
 }
@@ -436,7 +444,8 @@ mod tests {
         assert_eq!(validate_fwd_method(3), Ok(FwdMethod::Route));
         // Other flag bits are ignored, as IPVS masks with FWD_MASK.
         assert_eq!(validate_fwd_method(0x0100 | 3), Ok(FwdMethod::Route));
-        for v in [4u32, 5, 6, 7] {
+        assert_eq!(validate_fwd_method(5), Ok(FwdMethod::FullNat));
+        for v in [4u32, 6, 7] {
             assert_eq!(validate_fwd_method(v).unwrap_err().errno, EINVAL);
         }
         assert_eq!(
@@ -448,6 +457,7 @@ mod tests {
             FwdMethod::Tunnel,
             FwdMethod::Route,
             FwdMethod::Local,
+            FwdMethod::FullNat,
         ] {
             assert_eq!(validate_fwd_method(m.to_uapi()), Ok(m));
         }

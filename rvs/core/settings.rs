@@ -61,10 +61,16 @@ pub enum Setting {
     /// bound to the wildcard address); 1 (`drop`) drops it; 2 (`reject`)
     /// answers ICMP port unreachable.
     VipGuard = 9,
+    /// `fullnat_port_min`: lowest local port a FullNAT connection is given
+    /// on its local address (see `fullnat`).
+    FullnatPortMin = 10,
+    /// `fullnat_port_max`: highest such port; a connection that finds no
+    /// free port in the range is dropped and counted.
+    FullnatPortMax = 11,
 }
 
 /// Number of settings (rows of [`SETTINGS`]).
-pub const COUNT: usize = 10;
+pub const COUNT: usize = 12;
 
 /// One row of the settings table.
 #[derive(Debug)]
@@ -202,6 +208,28 @@ pub static SETTINGS: [SettingSpec; COUNT] = [
         help: "new flows to a VIP's other ports: off (to local sockets), drop, reject",
         names: &["off", "drop", "reject"],
     },
+    SettingSpec {
+        setting: Setting::FullnatPortMin,
+        name: "fullnat_port_min",
+        attr: uapi::RVS_CMD_ATTR_FULLNAT_PORT_MIN,
+        min: 1,
+        max: 65535,
+        default: 1024,
+        range_msg: c"fullnat_port_min must be 1 to 65535",
+        help: "lowest local port of FullNAT connections",
+        names: &[],
+    },
+    SettingSpec {
+        setting: Setting::FullnatPortMax,
+        name: "fullnat_port_max",
+        attr: uapi::RVS_CMD_ATTR_FULLNAT_PORT_MAX,
+        min: 1,
+        max: 65535,
+        default: 65535,
+        range_msg: c"fullnat_port_max must be 1 to 65535",
+        help: "highest local port of FullNAT connections",
+        names: &[],
+    },
 ];
 
 impl Setting {
@@ -314,7 +342,7 @@ mod tests {
         let e = validate(spec, 2).unwrap_err();
         assert_eq!(e.errno, ERANGE);
         assert_eq!(e.msg, c"expire_nodest_conn must be 0 or 1");
-        assert_eq!(defaults(), [0, 0, 1 << 20, 0, 0, 0, 1, 0, 0, 0]);
+        assert_eq!(defaults(), [0, 0, 1 << 20, 0, 0, 0, 1, 0, 0, 0, 1024, 65535]);
         let guard = Setting::VipGuard.spec();
         assert_eq!(parse_value(guard, "reject"), Some(2));
         assert_eq!(parse_value(guard, "1"), Some(1));

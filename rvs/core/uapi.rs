@@ -51,6 +51,7 @@ uapi_consts! {
     RVS_CONN_F_TUNNEL: u32 = 0x0002;
     RVS_CONN_F_DROUTE: u32 = 0x0003;
     RVS_CONN_F_BYPASS: u32 = 0x0004;
+    RVS_CONN_F_FULLNAT: u32 = 0x0005;
 
     RVS_DEST_WEIGHT_MAX: u32 = 65535;
 
@@ -96,7 +97,9 @@ uapi_consts! {
     RVS_CMD_ATTR_SLOPPY_TCP: u16 = 15;
     RVS_CMD_ATTR_SLOPPY_SCTP: u16 = 16;
     RVS_CMD_ATTR_VIP_GUARD: u16 = 17;
-    RVS_CMD_ATTR_MAX: u16 = 17;
+    RVS_CMD_ATTR_FULLNAT_PORT_MIN: u16 = 18;
+    RVS_CMD_ATTR_FULLNAT_PORT_MAX: u16 = 19;
+    RVS_CMD_ATTR_MAX: u16 = 19;
 
     // enum rvs_svc_attr
     RVS_SVC_ATTR_UNSPEC: u16 = 0;
@@ -112,7 +115,14 @@ uapi_consts! {
     RVS_SVC_ATTR_STATS: u16 = 10;
     RVS_SVC_ATTR_PE_NAME: u16 = 11;
     RVS_SVC_ATTR_STATS64: u16 = 12;
-    RVS_SVC_ATTR_MAX: u16 = 12;
+    RVS_SVC_ATTR_LADDRS: u16 = 13;
+    RVS_SVC_ATTR_MAX: u16 = 13;
+
+    // enum rvs_laddr_attr
+    RVS_LADDR_ATTR_UNSPEC: u16 = 0;
+    RVS_LADDR_ATTR_ADDR: u16 = 1;
+    RVS_LADDR_ATTR_MAX: u16 = 1;
+    RVS_LADDRS_MAX: usize = 64;
 
     // enum rvs_dest_attr
     RVS_DEST_ATTR_UNSPEC: u16 = 0;
@@ -170,7 +180,9 @@ uapi_consts! {
     RVS_CONN_ATTR_EXPIRES: u16 = 10;
     RVS_CONN_ATTR_FWD_METHOD: u16 = 11;
     RVS_CONN_ATTR_DEST_AF: u16 = 12;
-    RVS_CONN_ATTR_MAX: u16 = 12;
+    RVS_CONN_ATTR_LADDR: u16 = 13;
+    RVS_CONN_ATTR_LPORT: u16 = 14;
+    RVS_CONN_ATTR_MAX: u16 = 14;
 
     // enum rvs_info_attr
     RVS_INFO_ATTR_UNSPEC: u16 = 0;
@@ -183,7 +195,8 @@ uapi_consts! {
     RVS_INFO_ATTR_PAD: u16 = 7;
     RVS_INFO_ATTR_VIP_GUARDED: u16 = 8;
     RVS_INFO_ATTR_CONN_FLUSHED: u16 = 9;
-    RVS_INFO_ATTR_MAX: u16 = 9;
+    RVS_INFO_ATTR_FULLNAT_NO_PORT: u16 = 10;
+    RVS_INFO_ATTR_MAX: u16 = 10;
 }
 
 /// Size in bytes of `struct rvs_flags { __u32 flags; __u32 mask; }`.

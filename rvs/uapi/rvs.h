@@ -43,6 +43,10 @@
 #define RVS_CONN_F_TUNNEL	0x0002
 #define RVS_CONN_F_DROUTE	0x0003
 #define RVS_CONN_F_BYPASS	0x0004
+/* rvs addition: FullNAT (DPVS's number): source and destination both
+ * rewritten, the source to one of the service's local addresses
+ * (RVS_SVC_ATTR_LADDRS) and a port allocated for the connection. */
+#define RVS_CONN_F_FULLNAT	0x0005
 
 /* Weight limits for real servers. */
 #define RVS_DEST_WEIGHT_MAX	65535
@@ -104,6 +108,8 @@ enum rvs_attr {
 	RVS_CMD_ATTR_SLOPPY_TCP,	/* 15: 0/1 */
 	RVS_CMD_ATTR_SLOPPY_SCTP,	/* 16: 0/1 */
 	RVS_CMD_ATTR_VIP_GUARD,		/* 17: 0 off, 1 drop, 2 reject */
+	RVS_CMD_ATTR_FULLNAT_PORT_MIN,	/* 18: lowest FullNAT local port, 1..65535 */
+	RVS_CMD_ATTR_FULLNAT_PORT_MAX,	/* 19: highest FullNAT local port, 1..65535 */
 	__RVS_CMD_ATTR_MAX,
 };
 #define RVS_CMD_ATTR_MAX (__RVS_CMD_ATTR_MAX - 1)
@@ -123,9 +129,24 @@ enum rvs_svc_attr {
 	RVS_SVC_ATTR_STATS,	/* 10: nested stats (32-bit) */
 	RVS_SVC_ATTR_PE_NAME,	/* 11: string */
 	RVS_SVC_ATTR_STATS64,	/* 12: nested stats (64-bit) */
+	/* rvs additions */
+	RVS_SVC_ATTR_LADDRS,	/* 13: nested RVS_LADDR_ATTR_ADDR list: the local
+				 * addresses FullNAT real servers are reached
+				 * from (at most RVS_LADDRS_MAX; NEW/SET_SERVICE:
+				 * absent keeps them, an empty nest clears them) */
 	__RVS_SVC_ATTR_MAX,
 };
 #define RVS_SVC_ATTR_MAX (__RVS_SVC_ATTR_MAX - 1)
+
+/* Attributes nested in RVS_SVC_ATTR_LADDRS (rvs addition). */
+enum rvs_laddr_attr {
+	RVS_LADDR_ATTR_UNSPEC = 0,
+	RVS_LADDR_ATTR_ADDR,	/* 1: 4 or 16 bytes (the service's family), network order */
+	__RVS_LADDR_ATTR_MAX,
+};
+#define RVS_LADDR_ATTR_MAX (__RVS_LADDR_ATTR_MAX - 1)
+/* Most local addresses of one service. */
+#define RVS_LADDRS_MAX		64
 
 /* Attributes nested in RVS_CMD_ATTR_DEST. */
 enum rvs_dest_attr {
@@ -197,6 +218,8 @@ enum rvs_conn_attr {
 	RVS_CONN_ATTR_EXPIRES,		/* 10: u32, milliseconds until expiry */
 	RVS_CONN_ATTR_FWD_METHOD,	/* 11: u32 RVS_CONN_F_* */
 	RVS_CONN_ATTR_DEST_AF,		/* 12: u16 real server's family (differs when tunnelled) */
+	RVS_CONN_ATTR_LADDR,		/* 13: 16 bytes, FullNAT local address (FullNAT only) */
+	RVS_CONN_ATTR_LPORT,		/* 14: u16, network order, FullNAT local port */
 	__RVS_CONN_ATTR_MAX,
 };
 #define RVS_CONN_ATTR_MAX (__RVS_CONN_ATTR_MAX - 1)
@@ -215,6 +238,7 @@ enum rvs_info_attr {
 	RVS_INFO_ATTR_VIP_GUARDED,	/* 8: u64 packets the VIP port guard dropped or refused */
 	RVS_INFO_ATTR_CONN_FLUSHED,	/* 9: u64 connections ended by flushes and drains
 					 * (FLUSH_CONNS reply: by that flush) */
+	RVS_INFO_ATTR_FULLNAT_NO_PORT,	/* 10: u64 new FullNAT connections dropped: no free local port */
 	__RVS_INFO_ATTR_MAX,
 };
 #define RVS_INFO_ATTR_MAX (__RVS_INFO_ATTR_MAX - 1)

@@ -242,7 +242,10 @@ fn header_parser_sees_everything() {
     assert_eq!(h.numbers["RVS_CMD_ATTR_EXPIRE_NODEST_CONN"], 8);
     assert_eq!(h.numbers["RVS_CONN_ATTR_FWD_METHOD"], 11);
     assert_eq!(h.numbers["RVS_CONN_ATTR_DEST_AF"], 12);
-    assert_eq!(h.numbers["RVS_CONN_ATTR_MAX"], 12);
+    assert_eq!(h.numbers["RVS_CONN_ATTR_LPORT"], 14);
+    assert_eq!(h.numbers["RVS_CONN_ATTR_MAX"], 14);
+    assert_eq!(h.numbers["RVS_SVC_ATTR_LADDRS"], 13);
+    assert_eq!(h.numbers["RVS_CONN_F_FULLNAT"], 5);
     assert_eq!(h.numbers["RVS_STATS_ATTR_PAD"], 11);
     assert_eq!(h.numbers["RVS_DEST_ATTR_TUN_FLAGS"], 15);
     assert_eq!(h.numbers["RVS_VERSION_CODE"], 0x010201);

@@ -26,6 +26,7 @@ pub mod rvs_core {
     pub mod defense;
     pub mod estimator;
     pub mod expiry;
+    pub mod fullnat;
     pub mod hash;
     pub mod icmp;
     pub mod ipvs_sysctl;

@@ -38,6 +38,8 @@ pub const ENOENT: i32 = 2;
 pub const ESRCH: i32 = 3;
 /// File exists; duplicate service or destination.
 pub const EEXIST: i32 = 17;
+/// Device or resource busy.
+pub const EBUSY: i32 = 16;
 /// Invalid argument.
 pub const EINVAL: i32 = 22;
 /// Result out of range; IPVS's answer for bad weights and thresholds.

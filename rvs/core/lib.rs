@@ -31,6 +31,7 @@ pub mod config;
 pub mod defense;
 pub mod estimator;
 pub mod expiry;
+pub mod fullnat;
 pub mod hash;
 pub mod icmp;
 pub mod ipvs_sysctl;

@@ -424,6 +424,11 @@ void rvs_skb_reset_network_header(struct sk_buff *skb)
 	skb_reset_network_header(skb);
 }
 
+void rvs_skb_set_transport_header(struct sk_buff *skb, int offset)
+{
+	skb_set_transport_header(skb, offset);
+}
+
 void rvs_icmp_send(struct sk_buff *skb, u8 type, u8 code, __be32 info)
 {
 	icmp_send(skb, type, code, info);

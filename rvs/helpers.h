@@ -90,6 +90,7 @@ void rvs_inet_proto_csum_replace2(__sum16 *sum, struct sk_buff *skb,
 int rvs_skb_cow_head(struct sk_buff *skb, unsigned int headroom);
 unsigned int rvs_skb_headroom(const struct sk_buff *skb);
 void rvs_skb_reset_network_header(struct sk_buff *skb);
+void rvs_skb_set_transport_header(struct sk_buff *skb, int offset);
 void rvs_icmp_send(struct sk_buff *skb, u8 type, u8 code, __be32 info);
 bool rvs_skb_pull_to(struct sk_buff *skb, unsigned int off, unsigned int ihl);
 

@@ -253,6 +253,16 @@ impl<T: ChainItem> RefSlot<T> {
         ))
     }
 
+    /// The entry the slot refers to now, for the read-side section `g`.
+    pub(crate) fn get<'g>(&self, _g: &'g ReadGuard) -> Option<&'g Entry<T>> {
+        let p = NonNull::new(self.0.load(Ordering::Acquire))?;
+        // SAFETY: the slot owned a reference when it was loaded, inside
+        // `_g`; a reference taken out since is dropped through `release`,
+        // which frees the entry only by `call_rcu`, after the grace period
+        // that `_g` (borrowed for `'g`) delays.
+        Some(unsafe { p.as_ref() })
+    }
+
     /// Takes the reference out (a relaxed swap: callers serialize by the
     /// lock they hold, or own the value).
     pub(crate) fn take(&self) -> Option<EntryRef<T>> {

@@ -549,6 +549,40 @@ fn push(skb: &mut Skb<'_>, hdr: &[u8]) -> Result {
     Ok(())
 }
 
+/// Inserts `bytes` (at most 20) into the packet's headers at offset `at`
+/// from the network header: the first `at` bytes move `bytes.len()`
+/// towards the head, so what follows them stays in place (a TCP option
+/// after the options a header has). The network header starts at the
+/// new front, the transport header at `l4_off`. Lengths and checksums are
+/// the caller's to fix. Not for GSO packets.
+pub(crate) fn insert_header_bytes(
+    skb: &mut Skb<'_>,
+    at: usize,
+    l4_off: usize,
+    bytes: &[u8],
+) -> Result {
+    let n = bytes.len();
+    let zeros = [0u8; 20];
+    let gap = zeros.get(..n).ok_or(EINVAL)?;
+    if skb.is_gso() || l4_off > at {
+        return Err(EINVAL);
+    }
+    let off = i32::try_from(l4_off).map_err(|_| EINVAL)?;
+    cow_head(skb, u32::try_from(n).map_err(|_| EINVAL)?)?;
+    skb.header_mut(at).ok_or(ENOMEM)?;
+    push(skb, gap)?;
+    let h = skb.header_mut(at + n).ok_or(ENOMEM)?;
+    h.copy_within(n..n + at, 0);
+    h.get_mut(at..at + n).ok_or(EINVAL)?.copy_from_slice(bytes);
+    // SAFETY: valid skb whose data starts at the moved network header,
+    // with its transport header `l4_off` bytes in, inside the linear head.
+    unsafe {
+        ffi::rvs_skb_reset_network_header(skb.ptr);
+        ffi::rvs_skb_set_transport_header(skb.ptr, off);
+    }
+    Ok(())
+}
+
 /// Prepends a tunnel header (UDP+GUE or GRE) as the transport header.
 pub(crate) fn push_tunnel_header(skb: &mut Skb<'_>, hdr: &[u8]) -> Result {
     push(skb, hdr)?;

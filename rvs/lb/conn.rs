@@ -102,11 +102,14 @@ pub(crate) struct Conn {
     pub(super) server_next: AtomicU32,
     /// TCP: the sequence number the client expects next (0: not seen).
     pub(super) client_next: AtomicU32,
-    /// Connections: the template that controls this one (none if none),
-    /// kept in the table while this connection is (see [`ControlRef`]).
-    /// Templates are entries counted by the chain (`Entry::refs`: 1 while
-    /// in the table plus 1 per connection it controls, IPVS's
-    /// `n_control`; the last one dropped frees it); connections are not.
+    /// Connections: the entry this one holds (none if none), kept while
+    /// this connection is (see [`ControlRef`]): the template that controls
+    /// it, or for a FullNAT connection its local port's entry in the port
+    /// table (`lb::fullnat`), which holds the template in its place.
+    /// Templates and port entries are counted by their chain
+    /// (`Entry::refs`: 1 while in the table plus 1 per holder; a
+    /// template's holders are IPVS's `n_control`; the last one dropped
+    /// frees it); connections are not.
     pub(super) control: RefSlot<Conn>,
 }
 
@@ -383,6 +386,12 @@ impl ControlRef {
             return None;
         }
         EntryRef::new(t).map(Self)
+    }
+
+    /// A reference to the FullNAT port entry `p` (just made by
+    /// `ConnTable::alloc_port`), for its connection to hold.
+    pub(super) fn port(p: &ConnEntry) -> Option<Self> {
+        EntryRef::new(p).map(Self)
     }
 }
 

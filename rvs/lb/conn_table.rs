@@ -64,6 +64,17 @@ pub(crate) struct ConnTable {
     pub(super) evicted: AtomicU64,
     /// Connections ended by flushes and drains (`lb::conn_flush`).
     pub(super) flushed: AtomicU64,
+    /// FullNAT's port table (`lb::fullnat`): one entry per local port in
+    /// use, hashed by local address and port.
+    pub(super) ports: ChainTable<Conn>,
+    /// log2 of the port table's buckets.
+    pub(super) port_bits: u32,
+    /// Entries in the port table.
+    pub(super) ports_count: AtomicU32,
+    /// New FullNAT connections refused: no free local port.
+    pub(super) no_port: AtomicU64,
+    /// Jiffies of the last "no free local port" warning (0 = never).
+    pub(super) last_no_port_log: AtomicU64,
     /// The bucket the next insert-time eviction scan starts at.
     pub(super) evict_cursor: AtomicU32,
     /// Jiffies of the last "table full" warning (0 = never).
@@ -85,10 +96,22 @@ impl ConnTable {
             // Due at once: the first pass sets real hints.
             hints.push(AtomicU32::new(jiffies() as u32), GFP_KERNEL_ACCOUNT)?;
         }
+        // A sixteenth of the connection buckets: FullNAT connections are
+        // usually a part of the table, and a namespace without any pays
+        // 16 KiB (2^18 buckets) for them.
+        let port_bits = bits.saturating_sub(4).max(8);
+        let ports = ChainTable::new(1usize << port_bits, LOCK_STRIPES, || {
+            new_spinlock!((), "rvs_fullnat_port_bucket")
+        })?;
         let mut key = [0u8; 16];
         random::fill(&mut key);
         Ok(Self {
             chains,
+            ports,
+            port_bits,
+            ports_count: AtomicU32::new(0),
+            no_port: AtomicU64::new(0),
+            last_no_port_log: AtomicU64::new(0),
             hints,
             bits,
             key: SipKey::from_bytes(&key),
@@ -124,6 +147,11 @@ impl ConnTable {
     /// Bytes held by the table: bucket array plus entries.
     pub(crate) fn memory(&self) -> u64 {
         defense::table_bytes(self.chains.len(), self.count(), ENTRY_SIZE)
+            + defense::table_bytes(
+                self.ports.len(),
+                self.ports_count.load(Ordering::Relaxed),
+                ENTRY_SIZE,
+            )
             + (self.hints.len() * core::mem::size_of::<AtomicU32>()) as u64
     }
 
@@ -204,6 +232,30 @@ impl ConnTable {
             !c.template
                 && c.tuple
                     .same_request(af, protocol, caddr, cport, vaddr, vport)
+        })
+    }
+
+    /// The FullNAT connection of client `caddr:cport` that holds port
+    /// entry `port` (`lb::fullnat`).
+    pub(super) fn lookup_holder<'g>(
+        &'g self,
+        g: &'g ReadGuard,
+        af: AddrFamily,
+        protocol: u8,
+        caddr: &[u8; 16],
+        cport: u16,
+        port: &ConnEntry,
+    ) -> Option<&'g ConnEntry> {
+        let b = self.bucket_of(af, protocol, caddr, cport);
+        self.walk(g, b, |c| {
+            let t = &c.tuple;
+            !c.template
+                && c.fwd == FwdMethod::FullNat
+                && t.af == af
+                && t.protocol == protocol
+                && t.cport == cport
+                && t.caddr == *caddr
+                && c.control.get(g).is_some_and(|p| ptr::eq(p, port))
         })
     }
 
@@ -395,8 +447,14 @@ impl ConnTable {
             // hold none). A template's own memory, or the table's reference
             // to it (the collector may have claimed it already, see
             // `collect`), goes once this returns: controlled connections may
-            // keep it a while.
-            drop(c.control.take());
+            // keep it a while. A FullNAT connection's port is free again.
+            let held = c.control.take();
+            if let Some(port) = held.as_deref() {
+                if c.fwd == FwdMethod::FullNat && !c.template {
+                    self.release_port(port);
+                }
+            }
+            drop(held);
         })
     }
 

@@ -17,6 +17,7 @@
 use crate::lb::conn::{Conn, ConnEntry, ControlRef, Limits, Tuple};
 use crate::lb::conn_table::ConnTable;
 use crate::lb::dest::Dest;
+use crate::lb::fullnat::PortRequest;
 use crate::lb::packet::{is_l4_fragment, parse, parse_icmp_error, parse_ipv4, Packet};
 use crate::lb::service::Service;
 use crate::lb::state::NetState;
@@ -77,7 +78,9 @@ pub(crate) fn handle(
         HookPoint::LocalInRequest | HookPoint::LocalOutRequest => {
             request(point, ns, conns, net, skb, &pkt, &g)
         }
-        HookPoint::LocalInReply | HookPoint::ForwardReply => reply(point, ns, conns, skb, &pkt, &g),
+        HookPoint::LocalInReply | HookPoint::ForwardReply => {
+            reply(point, ns, conns, net, skb, &pkt, &g)
+        }
     }
 }
 
@@ -101,8 +104,8 @@ fn request(
     let mut found = conns.lookup_in(g, af, proto, &caddr, pkt.sport, &vaddr, pkt.dport);
     if let Some(c) = found {
         let reuse_mode = ns.setting(Setting::ConnReuseMode);
-        // Only NAT sees replies; other methods' entries never do.
-        let no_reply = c.fwd != FwdMethod::Masq;
+        // Only NAT and FullNAT see replies; other methods' entries never do.
+        let no_reply = c.fwd.replies_bypass_director();
         if pkt
             .tcp()
             .is_some_and(|f| proto::syn_reopens(c.state(), f, reuse_mode, no_reply))
@@ -205,6 +208,11 @@ fn request(
                 one_packet = true;
                 unhashed = Conn::one_packet(tuple, fwd, dest);
                 &unhashed
+            } else if fwd == FwdMethod::FullNat {
+                match fullnat_insert(ns, conns, g, svc, tuple, dest, control) {
+                    Some(c) => c,
+                    None => return Verdict::Drop,
+                }
             } else {
                 match conns.insert(g, tuple, fwd, dest, false, 2, ns.limits(), control) {
                     Some(c) => c,
@@ -213,10 +221,10 @@ fn request(
             }
         }
     };
-    let dir = if conn.fwd == FwdMethod::Masq {
-        Dir::Input
-    } else {
+    let dir = if conn.fwd.replies_bypass_director() {
         Dir::InputOnly
+    } else {
+        Dir::Input
     };
     conns.update(
         conn,
@@ -234,7 +242,11 @@ fn request(
     if let Some(t) = &ns.tot_stats {
         t.count_in(len, new_conn);
     }
+    // FullNAT's packets stay untracked: conntrack's entry for the
+    // client's flow would never see the replies, which come to the local
+    // address.
     let tracking = match (ns.setting(Setting::Conntrack) != 0, one_packet) {
+        _ if conn.fwd == FwdMethod::FullNat => xmit::Tracking::Off,
         (false, _) => xmit::Tracking::Off,
         (true, false) => xmit::Tracking::On,
         (true, true) => xmit::Tracking::NoReply,
@@ -247,6 +259,52 @@ fn request(
         point == HookPoint::LocalInRequest,
         tracking,
     )
+}
+
+/// A new FullNAT connection: a local address of the service (picked at
+/// random), a free port on it (`lb::fullnat`), then the entry, which holds
+/// the port entry, which holds the template `control`. `None` when no
+/// port is free, the table is full or memory is short: the packet is
+/// dropped.
+fn fullnat_insert<'g>(
+    ns: &NetState,
+    conns: &'g ConnTable,
+    g: &'g ReadGuard,
+    svc: &Service,
+    tuple: Tuple,
+    dest: Arc<Dest>,
+    control: Option<ControlRef>,
+) -> Option<&'g ConnEntry> {
+    let laddrs = svc.laddrs.get(g);
+    let n = u32::try_from(laddrs.len()).ok()?;
+    let laddr = *laddrs.get(random::u32().checked_rem(n)? as usize)?;
+    let port_setting = |s| u16::try_from(ns.setting(s)).unwrap_or(u16::MAX);
+    let req = PortRequest {
+        tuple: &tuple,
+        laddr,
+        range: (
+            port_setting(Setting::FullnatPortMin),
+            port_setting(Setting::FullnatPortMax),
+        ),
+    };
+    let port = conns.alloc_port(g, &req, &dest, control)?;
+    let held = ControlRef::port(port);
+    let c = conns.insert(
+        g,
+        tuple,
+        FwdMethod::FullNat,
+        dest,
+        false,
+        2,
+        ns.limits(),
+        held,
+    );
+    // Not ours (another CPU inserted this connection first) or none: the
+    // port goes back.
+    if !c.is_some_and(|c| c.control.get(g).is_some_and(|p| core::ptr::eq(p, port))) {
+        conns.release_port(port);
+    }
+    c
 }
 
 /// What becomes of a connection whose real server is gone.
@@ -562,10 +620,51 @@ fn vip_guard(ns: &NetState, net: &Net, mut skb: Skb<'_>, pkt: &Packet, g: &ReadG
 /// `vip_guard`'s value for answering ICMP port unreachable.
 const VIP_GUARD_REJECT: u32 = 2;
 
+/// A reply from a FullNAT real server to a local address and port:
+/// counted, then sent on to the client from the virtual service
+/// (`xmit::fullnat_reply`). Anything else to a local address passes.
+fn fullnat_reply(
+    ns: &NetState,
+    conns: &ConnTable,
+    net: &Net,
+    skb: Skb<'_>,
+    pkt: &Packet,
+    g: &ReadGuard,
+) -> Verdict {
+    let Some(conn) = conns.lookup_fullnat(
+        g,
+        pkt.ip.af,
+        pkt.ip.proto,
+        &pkt.ip.daddr,
+        pkt.dport,
+        &pkt.ip.saddr,
+        pkt.sport,
+    ) else {
+        return Verdict::Accept;
+    };
+    conns.update(
+        conn,
+        Dir::Output,
+        pkt.l4,
+        ns.timeouts.get(g),
+        ns.limits().secure_tcp,
+    );
+    if let Some(s) = pkt.seq {
+        conn.note_seq(Dir::Output, s);
+    }
+    conn.dest.stats.count_out(skb.len());
+    conn.dest.svc_stats.count_out(skb.len());
+    if let Some(t) = &ns.tot_stats {
+        t.count_out(skb.len());
+    }
+    xmit::fullnat_reply(net, skb, pkt, conn)
+}
+
 fn reply(
     point: HookPoint,
     ns: &NetState,
     conns: &ConnTable,
+    net: &Net,
     mut skb: Skb<'_>,
     pkt: &Packet,
     g: &ReadGuard,
@@ -580,6 +679,10 @@ fn reply(
         caddr,
         pkt.dport,
     ) else {
+        // FullNAT replies come to a local address: LOCAL_IN.
+        if point == HookPoint::LocalInReply {
+            return fullnat_reply(ns, conns, net, skb, pkt, g);
+        }
         return Verdict::Accept;
     };
     if conn.fwd != FwdMethod::Masq {

@@ -12,12 +12,13 @@
 #![forbid(unsafe_code)]
 
 use crate::lb::conn::Conn;
+use crate::lb::conn_table::ConnTable;
 use crate::lb::dest::Dest;
-use crate::lb::service::{ModelError, Service};
+use crate::lb::service::{LocalAddrs, ModelError, Service};
 use crate::lb::state::NetState;
 use crate::lb::stats::Stats;
-use crate::rvs_core::config::ConfigError;
-use crate::rvs_core::settings;
+use crate::rvs_core::config::{AddrFamily, ConfigError};
+use crate::rvs_core::{fullnat, nlattr, settings};
 use crate::rvs_core::svcattr::{self, ServiceKey};
 use crate::rvs_core::uapi::*;
 use crate::sys::error::eopnotsupp;
@@ -168,16 +169,43 @@ fn service_cmd(cmd: u8, req: &Request<'_>) -> Result {
     let full = cmd != RVS_CMD_DEL_SERVICE;
     let (key, params) =
         svcattr::parse_service(nest.payload, full).map_err(|c| fail_config(req, c))?;
+    let laddrs = match full {
+        true => local_addrs(req, nest.payload, key.af)?,
+        false => None,
+    };
     let mut ctl = ns.lock();
     let res = match (cmd, params) {
         (RVS_CMD_NEW_SERVICE, Some(p)) => {
             NetState::activate(ns, &mut ctl, key.af)?;
-            ns.services.add(&mut ctl, key, &p)
+            ns.services.add(&mut ctl, key, &p, laddrs)
         }
-        (RVS_CMD_SET_SERVICE, Some(p)) => ns.services.edit(&mut ctl, &key, &p),
+        (RVS_CMD_SET_SERVICE, Some(p)) => ns.services.edit(&mut ctl, &key, &p, laddrs),
         _ => ns.services.delete(&mut ctl, &key),
     };
     res.map_err(|e| fail_model(req, e))
+}
+
+/// The FullNAT local addresses a service request names (`None`: it names
+/// none, and an edit keeps the service's), checked in full before any is
+/// taken (`rvs_core::fullnat::parse_laddrs`).
+fn local_addrs(req: &Request<'_>, svc_nest: &[u8], af: AddrFamily) -> Result<Option<LocalAddrs>> {
+    let mut t: [Option<&[u8]>; RVS_SVC_ATTR_MAX as usize + 1] =
+        [None; RVS_SVC_ATTR_MAX as usize + 1];
+    nlattr::parse_nested(svc_nest, &mut t).map_err(|e| req.fail(EINVAL, e.msg()))?;
+    let Some(Some(payload)) = t.get(usize::from(RVS_SVC_ATTR_LADDRS)) else {
+        return Ok(None);
+    };
+    let mut list = KVec::with_capacity(RVS_LADDRS_MAX, GFP_KERNEL_ACCOUNT)?;
+    let mut short = false;
+    fullnat::parse_laddrs(payload, af, |a| {
+        // Within the capacity reserved above: no allocation.
+        short |= list.push(*a, GFP_KERNEL_ACCOUNT).is_err();
+    })
+    .map_err(|c| fail_config(req, c))?;
+    if short {
+        return Err(ENOMEM);
+    }
+    Ok(Some(list))
 }
 
 fn dest_cmd(cmd: u8, req: &Request<'_>) -> Result {
@@ -293,6 +321,7 @@ fn get_info(req: &Request<'_>) -> Result {
         msg.put_u64(RVS_INFO_ATTR_CONN_REFUSED, conns.refused(), pad)?;
         msg.put_u64(RVS_INFO_ATTR_CONN_EVICTED, conns.evicted(), pad)?;
         msg.put_u64(RVS_INFO_ATTR_CONN_FLUSHED, conns.flushed(), pad)?;
+        msg.put_u64(RVS_INFO_ATTR_FULLNAT_NO_PORT, conns.no_port_count(), pad)?;
     }
     msg.put_u64(RVS_INFO_ATTR_VIP_GUARDED, ns.guarded(), RVS_INFO_ATTR_PAD)?;
     reply.send()
@@ -322,6 +351,19 @@ fn set_config(req: &Request<'_>) -> Result {
         get(RVS_CMD_ATTR_TIMEOUT_UDP)?,
     );
     let mut ctl = ns.lock();
+    let port = |s: settings::Setting| {
+        values
+            .get(s.index())
+            .copied()
+            .flatten()
+            .unwrap_or_else(|| ns.setting(s))
+    };
+    if port(settings::Setting::FullnatPortMin) > port(settings::Setting::FullnatPortMax) {
+        return Err(req.fail(
+            EINVAL,
+            c"fullnat_port_min must not exceed fullnat_port_max",
+        ));
+    }
     let mut t = *ns.timeouts.get_writer(&ctl);
     t.set_all(tcp, tcpfin, udp)
         .map_err(|_| req.fail(EINVAL, c"timeout too large"))?;
@@ -408,7 +450,7 @@ fn put_stats(msg: &Msg, kind: u16, stats: &Stats) -> Result {
     })
 }
 
-fn put_conn(msg: &Msg, c: &Conn) -> Result {
+fn put_conn(msg: &Msg, g: &ReadGuard, c: &Conn) -> Result {
     let t = &c.tuple;
     let state = c.state_name();
     msg.nested(RVS_CMD_ATTR_CONN, |msg| {
@@ -424,6 +466,10 @@ fn put_conn(msg: &Msg, c: &Conn) -> Result {
         msg.put_u32(RVS_CONN_ATTR_EXPIRES, c.expires_ms())?;
         msg.put_u32(RVS_CONN_ATTR_FWD_METHOD, c.fwd.to_uapi())?;
         msg.put_u16(RVS_CONN_ATTR_DEST_AF, c.dest.af.to_u16())?;
+        if let Some((laddr, lport)) = ConnTable::local_end(g, c) {
+            put_addr(msg, RVS_CONN_ATTR_LADDR, &laddr)?;
+            msg.put_be16(RVS_CONN_ATTR_LPORT, lport)?;
+        }
         Ok(())
     })
 }
@@ -437,7 +483,7 @@ fn dump_conns(dump: &mut Dump<'_>) -> Result {
     let g = ReadGuard::new();
     let mut failed = Ok(());
     let (b, i) = conns.for_each_from(&g, bucket, index, |c| {
-        match dump.entry(RVS_CMD_GET_CONN, |m| put_conn(m, c)) {
+        match dump.entry(RVS_CMD_GET_CONN, |m| put_conn(m, &g, c)) {
             Ok(added) => added,
             Err(e) => {
                 failed = Err(e);
@@ -480,6 +526,15 @@ fn put_service(msg: &Msg, svc: &Service) -> Result {
         msg.put_u32(RVS_SVC_ATTR_NETMASK, netmask)?;
         put_stats32(msg, RVS_SVC_ATTR_STATS, &svc.stats)?;
         put_stats(msg, RVS_SVC_ATTR_STATS64, &svc.stats)?;
+        let g = ReadGuard::new();
+        let laddrs = svc.laddrs.get(&g);
+        if !laddrs.is_empty() {
+            msg.nested(RVS_SVC_ATTR_LADDRS, |msg| {
+                laddrs
+                    .iter()
+                    .try_for_each(|a| put_addr(msg, RVS_LADDR_ATTR_ADDR, a))
+            })?;
+        }
         Ok(())
     })
 }

@@ -40,6 +40,9 @@ pub(crate) struct Service {
     pub(super) flags: AtomicU32,
     pub(super) timeout: AtomicU32,
     pub(super) netmask: AtomicU32,
+    /// FullNAT's local addresses (`--laddr`): its connections leave from
+    /// one of them.
+    pub(crate) laddrs: RcuCell<LocalAddrs>,
     /// Traffic counters.
     pub(crate) stats: Arc<Stats>,
 }
@@ -47,6 +50,7 @@ pub(crate) struct Service {
 impl Service {
     pub(super) fn new(key: ServiceKey, p: &ServiceParams) -> Result<Arc<Self>> {
         let dests = RcuCell::new(KVec::new())?;
+        let laddrs = RcuCell::new(KVec::new())?;
         let stats = Arc::new(Stats::new()?, GFP_KERNEL_ACCOUNT)?;
         let scheduler = Scheduler::new(p.sched, p.flags)?;
         Arc::pin_init(
@@ -57,6 +61,7 @@ impl Service {
                 flags: AtomicU32::new(p.flags),
                 timeout: AtomicU32::new(p.timeout),
                 netmask: AtomicU32::new(p.netmask),
+                laddrs,
                 stats,
             }),
             GFP_KERNEL_ACCOUNT,
@@ -141,6 +146,9 @@ impl Service {
         drop(old);
     }
 }
+
+/// A service's FullNAT local addresses (16-byte form).
+pub(crate) type LocalAddrs = KVec<[u8; 16]>;
 
 /// All services of a namespace.
 pub(crate) type ServiceList = KVec<Arc<Service>>;

@@ -10,9 +10,12 @@
 #![forbid(unsafe_code)]
 
 use crate::lb::dest::Dest;
-use crate::lb::service::{cfg, check_port, copy_without, ModelError, Service, ServiceList};
+use crate::lb::service::{
+    cfg, check_port, copy_without, LocalAddrs, ModelError, Service, ServiceList,
+};
 use crate::lb::vip_set::VipSet;
-use crate::rvs_core::config::{AddrFamily, EEXIST, ENOENT, ESRCH};
+use crate::rvs_core::config::{AddrFamily, FwdMethod, EEXIST, EBUSY, EINVAL as CFG_EINVAL, ENOENT, ESRCH};
+use crate::rvs_core::uapi::RVS_SVC_F_ONEPACKET;
 use crate::rvs_core::hash::{self, SipKey};
 use crate::rvs_core::svcattr::{DestParams, ServiceKey, ServiceParams};
 use crate::sys::rcu::{RcuOpt, ReadGuard, WriterToken};
@@ -24,6 +27,27 @@ use kernel::sync::Arc;
 /// log2 of the service table's bucket count: 4,096 buckets keep chains
 /// short (2-3) even with 10,000 services. IPVS has 256.
 pub(crate) const SVC_TAB_BITS: u32 = 12;
+
+/// A FullNAT real server needs the service's local addresses, and its
+/// connections need entries (no one-packet scheduling).
+fn check_fullnat(svc: &Service, w: &impl WriterToken, p: &DestParams) -> Result<(), ModelError> {
+    if p.fwd != FwdMethod::FullNat {
+        return Ok(());
+    }
+    if svc.laddrs.get_writer(w).is_empty() {
+        return Err(cfg(
+            CFG_EINVAL,
+            c"a FullNAT real server needs the service's local addresses (--laddr)",
+        ));
+    }
+    if svc.one_packet() {
+        return Err(cfg(
+            CFG_EINVAL,
+            c"one-packet scheduling (-o) cannot be used with FullNAT real servers",
+        ));
+    }
+    Ok(())
+}
 
 /// A firewall mark in the address slot of the bucket hash (with protocol
 /// and port 0), so mark services share the table with address services.
@@ -261,6 +285,7 @@ impl Services {
         w: &mut impl WriterToken,
         key: ServiceKey,
         p: &ServiceParams,
+        laddrs: Option<LocalAddrs>,
     ) -> Result<(), ModelError> {
         let bucket = self.bucket_of_key(&key).ok_or(ModelError::Kernel(EINVAL))?;
         let list = bucket.get_writer(&*w).map_or(&[][..], |l| &l[..]);
@@ -268,7 +293,11 @@ impl Services {
             return Err(cfg(EEXIST, c"service already exists"));
         }
         let mut new = copy_without(list, None)?;
-        new.push(Service::new(key, p)?, GFP_KERNEL_ACCOUNT)?;
+        let svc = Service::new(key, p)?;
+        if let Some(l) = laddrs {
+            svc.laddrs.replace(l, w)?;
+        }
+        new.push(svc, GFP_KERNEL_ACCOUNT)?;
         if !key.is_fwmark() {
             self.vips.acquire(w, key.af, &key.addr)?;
         }
@@ -293,9 +322,30 @@ impl Services {
         w: &mut impl WriterToken,
         key: &ServiceKey,
         p: &ServiceParams,
+        laddrs: Option<LocalAddrs>,
     ) -> Result<(), ModelError> {
         let svc = self.get(w, key)?.clone();
+        let fullnat = svc
+            .dests
+            .get_writer(w)
+            .iter()
+            .any(|d| d.fwd() == FwdMethod::FullNat);
+        if fullnat && laddrs.as_ref().is_some_and(|l| l.is_empty()) {
+            return Err(cfg(
+                EBUSY,
+                c"the service's FullNAT real servers need its local addresses",
+            ));
+        }
+        if fullnat && p.flags & RVS_SVC_F_ONEPACKET != 0 {
+            return Err(cfg(
+                CFG_EINVAL,
+                c"one-packet scheduling (-o) cannot be used with FullNAT real servers",
+            ));
+        }
         let update = svc.prepare_sched(svc.dests.get_writer(w), Some((p.sched, p.flags)))?;
+        if let Some(l) = laddrs {
+            svc.laddrs.replace(l, w)?;
+        }
         svc.flags.store(p.flags, Relaxed);
         svc.timeout.store(p.timeout, Relaxed);
         svc.netmask.store(p.netmask, Relaxed);
@@ -357,6 +407,7 @@ impl Services {
     ) -> Result<(), ModelError> {
         let svc = self.get(w, key)?.clone();
         check_port(key, p)?;
+        check_fullnat(&svc, w, p)?;
         let dests = svc.dests.get_writer(w);
         if dests.iter().any(|d| d.same(p.af, &p.addr, p.port)) {
             return Err(cfg(EEXIST, c"real server already exists"));
@@ -383,6 +434,7 @@ impl Services {
     ) -> Result<(), ModelError> {
         let svc = self.get(w, key)?.clone();
         check_port(key, p)?;
+        check_fullnat(&svc, w, p)?;
         let dests = svc.dests.get_writer(w);
         let d = dests
             .iter()

@@ -13,8 +13,10 @@
 #![forbid(unsafe_code)]
 
 use crate::lb::conn::Conn;
+use crate::lb::conn_table::ConnTable;
 use crate::lb::packet::Packet;
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
+use crate::rvs_core::fullnat;
 use crate::rvs_core::packet::{
     self, TtlError, IPPROTO_SCTP, IPPROTO_UDP, IP_DF, TCP_CHECK_OFFSET, UDP_CHECK_OFFSET,
 };
@@ -25,8 +27,10 @@ use crate::sys::error::{ehostunreach, emsgsize};
 use crate::sys::hooks::Verdict;
 use crate::sys::inet::addr4;
 use crate::sys::netns::Net;
+use crate::sys::rcu::ReadGuard;
 use crate::sys::route;
 use crate::sys::skb::{self, gso, Skb};
+use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
 /// Which end of the packet a NAT rewrite changes.
@@ -88,7 +92,9 @@ pub(crate) fn transmit(
         // The director is the server: the packet goes on to the local
         // stack as it is (IPVS's ip_vs_null_xmit), its TTL untouched.
         FwdMethod::Local => return Verdict::Accept,
-        FwdMethod::Masq => route::route_to(net, &conn.dest.route, af, daddr, false),
+        FwdMethod::Masq | FwdMethod::FullNat => {
+            route::route_to(net, &conn.dest.route, af, daddr, false)
+        }
         FwdMethod::Route => route::route_to(net, &conn.dest.route, af, daddr, true),
         FwdMethod::Tunnel => {
             out_af = conn.dest.af;
@@ -135,6 +141,24 @@ pub(crate) fn transmit(
             skb.ct_reply_from(daddr, conn.tuple.dport);
         }
     }
+    if conn.fwd == FwdMethod::FullNat {
+        let g = ReadGuard::new();
+        // Gone only while the connection leaves the table.
+        let Some((laddr, lport)) = ConnTable::local_end(&g, conn) else {
+            return Verdict::Drop;
+        };
+        drop(g);
+        if nat_rewrite(&mut skb, pkt, Side::Destination, daddr, conn.tuple.dport).is_err()
+            || nat_rewrite(&mut skb, pkt, Side::Source, &laddr, lport).is_err()
+        {
+            return Verdict::Drop;
+        }
+        if from_wire && wants_toa(&mut skb, pkt, conn, mtu) {
+            // Without it the connection still works; the real server's
+            // TOA reader then sees the local address.
+            let _ = insert_toa(&mut skb, pkt, &conn.tuple.caddr, conn.tuple.cport);
+        }
+    }
     if conn.fwd == FwdMethod::Tunnel {
         if encapsulate(net, &mut skb, pkt, tunnel, out_af, &rt.saddr, daddr).is_err() {
             return Verdict::Drop;
@@ -145,6 +169,154 @@ pub(crate) fn transmit(
     }
     skb::local_out(net, skb, out_af, from_wire, tracking != Tracking::Off);
     Verdict::Stolen
+}
+
+/// Whether this client segment of FullNAT connection `conn` gets the TOA
+/// option (`rvs_core::fullnat`): TCP, one of the client's first segments
+/// after its SYN (not a SYN, not a reset), not a GSO packet, and room for
+/// the option both in its TCP header and within `mtu`.
+fn wants_toa(skb: &mut Skb<'_>, pkt: &Packet, conn: &Conn, mtu: u32) -> bool {
+    let L4Event::Tcp(f) = pkt.l4 else {
+        return false;
+    };
+    let n = conn.in_pkts.load(Ordering::Relaxed);
+    if f.syn || f.rst || !(2..=fullnat::TOA_LAST_PACKET).contains(&n) || skb.is_gso() {
+        return false;
+    }
+    if skb.csum_partial() {
+        return false;
+    }
+    let len = toa_len(pkt.ip.af);
+    skb.len() + len <= mtu as usize
+        && tcp_hlen(skb, pkt).is_some_and(|h| fullnat::toa_fits(h, len))
+}
+
+/// The TOA option's length for a family.
+fn toa_len(af: AddrFamily) -> usize {
+    match af {
+        AddrFamily::Inet => fullnat::TOA_LEN_V4,
+        AddrFamily::Inet6 => fullnat::TOA_LEN_V6,
+    }
+}
+
+/// The TCP header's length (data offset), if the packet holds it whole.
+fn tcp_hlen(skb: &mut Skb<'_>, pkt: &Packet) -> Option<usize> {
+    let l4 = pkt.ip.l4_offset;
+    let h = skb.header(l4 + 20)?;
+    let hlen = usize::from(h.get(l4 + 12)? >> 4) * 4;
+    (hlen >= 20 && skb.header(l4 + hlen).is_some()).then_some(hlen)
+}
+
+/// Appends the TOA option with client `caddr:cport` to the packet's TCP
+/// options, and fixes the data offset, the IP length (and IPv4 header
+/// checksum) and the TCP checksum, which changes by the option's words,
+/// the data offset's word and the pseudo-header's length. The packet has
+/// its full checksum (not CHECKSUM_PARTIAL: `wants_toa`).
+fn insert_toa(skb: &mut Skb<'_>, pkt: &Packet, caddr: &[u8; 16], cport: u16) -> Result {
+    let af = pkt.ip.af;
+    let l4 = pkt.ip.l4_offset;
+    let hlen = tcp_hlen(skb, pkt).ok_or(EINVAL)?;
+    let mut opt = [0u8; fullnat::TOA_LEN_V6];
+    let n = fullnat::toa_option(af, caddr, cport, &mut opt);
+    let opt = opt.get(..n).ok_or(EINVAL)?;
+    let tcp_len = skb.len().checked_sub(l4).ok_or(EINVAL)?;
+    let old_tcp_len = u16::try_from(tcp_len).map_err(|_| EINVAL)?;
+    let new_tcp_len = u16::try_from(tcp_len + n).map_err(|_| emsgsize())?;
+    skb::insert_header_bytes(skb, l4 + hlen, l4, opt)?;
+    let check_at = l4 + TCP_CHECK_OFFSET;
+    let h = skb.header_mut(l4 + hlen + n).ok_or(ENOMEM)?;
+    // The data offset, in the high nibble of byte 12.
+    let old_word = [h[l4 + 12], h[l4 + 13]];
+    let new_word = [old_word[0].wrapping_add(((n / 4) as u8) << 4), old_word[1]];
+    h[l4 + 12] = new_word[0];
+    match af {
+        AddrFamily::Inet => {
+            let total = u16::try_from(l4 + tcp_len + n).map_err(|_| emsgsize())?;
+            h[2..4].copy_from_slice(&total.to_be_bytes());
+            h[10] = 0;
+            h[11] = 0;
+            let sum = packet::ip_header_checksum(h.get(..l4).ok_or(EINVAL)?);
+            h[10..12].copy_from_slice(&sum.to_be_bytes());
+        }
+        AddrFamily::Inet6 => {
+            let payload = u16::from_be_bytes([h[4], h[5]]);
+            let payload = payload.checked_add(n as u16).ok_or_else(emsgsize)?;
+            h[4..6].copy_from_slice(&payload.to_be_bytes());
+        }
+    }
+    skb.csum_replace2(check_at, old_word, new_word);
+    skb.csum_replace2(check_at, old_tcp_len.to_be_bytes(), new_tcp_len.to_be_bytes());
+    for w in opt.chunks_exact(2) {
+        skb.csum_replace2(check_at, [0, 0], [w[0], w[1]]);
+    }
+    Ok(())
+}
+
+/// Sends a FullNAT reply (real server -> local address and port) on to
+/// its client, from the virtual service: the server's SYN-ACK first has
+/// its MSS lowered by the TOA option's length (so the client's segments
+/// that carry the option still fit the server's path); then, as a router
+/// does, the TTL is decremented and the path MTU checked (an error goes
+/// back to the real server, quoting its packet); then source and
+/// destination are rewritten. A client on the director itself gets the
+/// reply delivered locally.
+pub(crate) fn fullnat_reply(net: &Net, mut skb: Skb<'_>, pkt: &Packet, conn: &Conn) -> Verdict {
+    let af = pkt.ip.af;
+    let t = &conn.tuple;
+    if let L4Event::Tcp(f) = pkt.l4 {
+        if f.syn && f.ack && clamp_mss(&mut skb, pkt, toa_len(af)).is_err() {
+            return Verdict::Drop;
+        }
+    }
+    let route = match route::route_to_host(net, af, &t.caddr) {
+        Ok(r) => Some(r),
+        // The client is on the director (its route is local).
+        Err(e) if e == EINVAL => None,
+        Err(_) => return Verdict::Drop,
+    };
+    let Some(route) = route else {
+        if nat_rewrite(&mut skb, pkt, Side::Source, &t.vaddr, t.vport).is_err()
+            || nat_rewrite(&mut skb, pkt, Side::Destination, &t.caddr, t.cport).is_err()
+        {
+            return Verdict::Drop;
+        }
+        skb.mark_rvs();
+        return Verdict::Accept;
+    };
+    if decrement_ttl(net, &mut skb, af).is_err() {
+        return Verdict::Drop;
+    }
+    let mtu = route.mtu();
+    if too_big(&skb, af, mtu, pkt.ip.df) {
+        skb::icmp_too_big(net, &mut skb, af, mtu);
+        return Verdict::Drop;
+    }
+    skb.set_route(route);
+    if nat_rewrite(&mut skb, pkt, Side::Source, &t.vaddr, t.vport).is_err()
+        || nat_rewrite(&mut skb, pkt, Side::Destination, &t.caddr, t.cport).is_err()
+    {
+        return Verdict::Drop;
+    }
+    skb::local_out(net, skb, af, true, false);
+    Verdict::Stolen
+}
+
+/// Lowers the MSS option of a TCP SYN(-ACK) by `less` bytes, keeping the
+/// TCP checksum right (`rvs_core::fullnat::mss_clamp`).
+fn clamp_mss(skb: &mut Skb<'_>, pkt: &Packet, less: usize) -> Result {
+    let l4 = pkt.ip.l4_offset;
+    let Some(hlen) = tcp_hlen(skb, pkt) else {
+        return Ok(());
+    };
+    let h = skb.header_mut(l4 + hlen).ok_or(ENOMEM)?;
+    let Some((at, old, new)) = h.get(l4..).and_then(|tcp| fullnat::mss_clamp(tcp, less)) else {
+        return Ok(());
+    };
+    h.get_mut(l4 + at..l4 + at + 2)
+        .ok_or(EINVAL)?
+        .copy_from_slice(&new.to_be_bytes());
+    skb.csum_replace2(l4 + TCP_CHECK_OFFSET, old.to_be_bytes(), new.to_be_bytes());
+    Ok(())
 }
 
 /// Sends an ICMP or ICMPv6 error about connection `conn` (already

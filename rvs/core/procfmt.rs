@@ -140,7 +140,9 @@ pub struct ProcDest<'a> {
     pub addr: &'a [u8; 16],
     /// Port.
     pub port: u16,
-    /// IPVS's forwarding name: Masq, Local, Tunnel, Route.
+    /// IPVS's forwarding name (`FwdMethod::name`): Masq, Local, Tunnel,
+    /// Route, and rvs's FullNat (seven letters, so it fills IPVS's `%-7s`
+    /// column exactly and the columns after it stay in place).
     pub forward: &'a str,
     /// Weight.
     pub weight: u32,
@@ -250,6 +252,7 @@ mod tests {
     //! Every expected string below is IPVS's printf format applied by
     //! hand (Python's `%` operator, which follows C's printf), not this
     //! module's output.
+    use super::super::config::FwdMethod;
     use super::*;
     use std::string::String;
 
@@ -371,6 +374,21 @@ mod tests {
         assert_eq!(
             o,
             "  -> [fd00:0000:0000:0000:0000:0000:0000:0010]:1F90      Tunnel  1      2          30        \n"
+        );
+        // rvs's FullNAT, by the name the module hands over: as wide as
+        // the column, so weight and counters stay where tools look.
+        let mut o = String::new();
+        dest_line(
+            &mut o,
+            &ProcDest {
+                forward: FwdMethod::FullNat.name(),
+                ..d
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            o,
+            "  -> 0A000101:1F90      FullNat 1      2          30        \n"
         );
     }
 

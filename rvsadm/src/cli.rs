@@ -533,6 +533,8 @@ fn service_spec(m: &ArgMatches, key: ServiceKey) -> Result<ServiceSpec, UsageErr
 fn forward_of(m: &ArgMatches) -> Forward {
     if m.get_flag("masquerading") {
         Forward::Masq
+    } else if m.get_flag("fullnat") {
+        Forward::FullNat
     } else if m.get_flag("ipip") {
         Forward::Tunnel
     } else {
@@ -558,10 +560,10 @@ fn dest_spec(m: &ArgMatches, svc: &ServiceKey, cmd_name: &str) -> Result<DestSpe
     let forward = forward_of(m);
     // A firewall-mark service has no port: a server port of 0 keeps the
     // packet's, any other is used as given (as ipvsadm).
-    if svc.fwmark == 0 && forward != Forward::Masq && key.port != svc.port {
+    if svc.fwmark == 0 && !forward.allows_port_mapping() && key.port != svc.port {
         return usage(format!(
-            "port mapping requires masquerading (-m): real server port {} differs from \
-             service port {} but {} forwarding keeps the port",
+            "port mapping requires masquerading (-m) or --fullnat: real server port {} \
+             differs from service port {} but {} forwarding keeps the port",
             key.port,
             svc.port,
             if forward == Forward::Tunnel {
@@ -1182,6 +1184,137 @@ mod tests {
     }
 
     #[test]
+    fn fullnat_servers() {
+        let server = |args: &[&str]| match run(args).unwrap() {
+            Command::AddServer(_, d) | Command::EditServer(_, d) => d,
+            c => panic!("{args:?}: {c:?}"),
+        };
+        let d = server(&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "--fullnat"]);
+        assert_eq!(
+            (d.forward, d.key.port, d.weight, d.tunnel),
+            (Forward::FullNat, 80, 1, TunnelOpts::default())
+        );
+        assert_eq!(d.forward.code(), 5);
+        // Port mapping, as with -m; the other options as with any method.
+        let d = server(&[
+            "-e",
+            "-t",
+            "10.0.0.1:80",
+            "-r",
+            "10.0.1.1:8080",
+            "--fullnat",
+            "-w",
+            "3",
+            "-x",
+            "100",
+        ]);
+        assert_eq!(
+            (d.forward, d.key.port, d.weight, d.upper_threshold),
+            (Forward::FullNat, 8080, 3, 100)
+        );
+        let d = server(&[
+            "-a",
+            "-u",
+            "[2001:db8::1]:53",
+            "-r",
+            "[2001:db8:1::2]:5353",
+            "--fullnat",
+        ]);
+        assert_eq!((d.forward, d.key.port), (Forward::FullNat, 5353));
+        let d = server(&["-a", "-f", "7", "-6", "-r", "[2001:db8:1::2]", "--fullnat"]);
+        assert_eq!((d.forward, d.key.port), (Forward::FullNat, 0));
+        for (args, want) in [
+            (
+                &[
+                    "-a",
+                    "-t",
+                    "10.0.0.1:80",
+                    "-r",
+                    "10.0.1.1",
+                    "--fullnat",
+                    "-i",
+                ][..],
+                "cannot be used with",
+            ),
+            (
+                &[
+                    "-a",
+                    "-t",
+                    "10.0.0.1:80",
+                    "-r",
+                    "10.0.1.1",
+                    "--fullnat",
+                    "-g",
+                ],
+                "cannot be used with",
+            ),
+            (
+                &[
+                    "-a",
+                    "-t",
+                    "10.0.0.1:80",
+                    "-r",
+                    "[2001:db8::2]:80",
+                    "--fullnat",
+                ],
+                "real server 2001:db8::2 and service TCP 10.0.0.1:80 differ in address family; \
+                 that is allowed only for tunnelling (-i)",
+            ),
+            (
+                &[
+                    "-a",
+                    "-t",
+                    "10.0.0.1:80",
+                    "-r",
+                    "10.0.1.1",
+                    "--fullnat",
+                    "--tun-type",
+                    "gre",
+                ],
+                "tunnel options conflict with the forwarding method (they need -i)",
+            ),
+            (
+                &["-A", "-t", "10.0.0.1:80", "--fullnat"],
+                "option --fullnat is not allowed with -A/--add-service",
+            ),
+            (
+                &["-d", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "--fullnat"],
+                "option --fullnat is not allowed with -d/--delete-server",
+            ),
+            (
+                &["-L", "--fullnat"],
+                "option --fullnat is not allowed with -L/--list",
+            ),
+            // Long only: -b is ipvsadm's scheduler flags.
+            (
+                &["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-b", "x"],
+                "option -b/--sched-flags is not allowed with -a/--add-server",
+            ),
+        ] {
+            let got = err(args);
+            assert!(
+                got.contains(want),
+                "args {args:?}: got {got:?}, want {want:?}"
+            );
+        }
+        // -S writes --fullnat where -m would be; -R reads it back.
+        assert_eq!(
+            parse_restore_line("-a -t 10.0.0.1:80 -r 10.0.1.1:8080 --fullnat -w 2").unwrap(),
+            run(&[
+                "-a",
+                "-t",
+                "10.0.0.1:80",
+                "-r",
+                "10.0.1.1:8080",
+                "--fullnat",
+                "-w",
+                "2"
+            ])
+            .ok()
+        );
+    }
+
+    #[test]
     fn drain() {
         let key = DestKey {
             addr: "10.0.1.1".parse().unwrap(),
@@ -1505,9 +1638,10 @@ mod tests {
             (&["-A", "-t", "10.0.0.1:80", "-u", "10.0.0.1:80"], "cannot be used with"),
             (&["-A", "-D", "-t", "10.0.0.1:80"], "cannot be used with"),
             (&["-a", "-t", "10.0.0.1:80"], "-a/--add-server needs a real server: -r ADDR[:PORT]"),
-            (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1:8080"], "port mapping requires masquerading (-m): real server port 8080 differs from service port 80 but direct-routing (-g) forwarding keeps the port"),
-            (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1:8080", "-i"], "port mapping requires masquerading (-m)"),
+            (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1:8080"], "port mapping requires masquerading (-m) or --fullnat: real server port 8080 differs from service port 80 but direct-routing (-g) forwarding keeps the port"),
+            (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1:8080", "-i"], "port mapping requires masquerading (-m) or --fullnat: real server port 8080 differs from service port 80 but tunnel (-i) forwarding keeps the port"),
             (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-m", "-g"], "cannot be used with"),
+            (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-m", "--fullnat"], "cannot be used with"),
             (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-w", "70000"], "invalid weight '70000' (expected a number 0-65535)"),
             (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-w", "x"], "invalid weight 'x'"),
             (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-x", "5", "-y", "10"], "lower threshold 10 is above upper threshold 5"),

@@ -176,6 +176,7 @@ pub fn format_rules(entries: &[Entry]) -> String {
             let fwd = match d.forward {
                 Forward::Masq => "-m",
                 Forward::Tunnel => "-i",
+                Forward::FullNat => "--fullnat",
                 _ => "-g",
             };
             out.push_str(&format!(
@@ -1216,6 +1217,48 @@ SCTP [2001:db8::1]:5672 sh persistent 60 mask 64\n\
             format_json(&i, &[]),
             "{\"version\":\"1.2.1\",\"conn_tab_size\":4096,\"vip_guarded\":4,\"conn_flushed\":9,\"services\":[]}\n"
         );
+    }
+
+    /// A FullNAT server: "FullNat" in the Forward column (as wide as
+    /// the column, so the numbers stay where ipvsadm has them), "fullnat"
+    /// in JSON, --fullnat where -S writes -m.
+    #[test]
+    fn fullnat_server() {
+        let e = vec![Entry {
+            service: svc("10.0.0.1", 80, "rr"),
+            dests: vec![
+                dest("10.0.1.1", 8080, Forward::FullNat, 2, 12, 3),
+                dest("10.0.1.2", 80, Forward::Masq, 1, 0, 0),
+            ],
+        }];
+        assert_eq!(
+            format_table(&info(), &e, false),
+            "Prot LocalAddress:Port Scheduler Flags\n\
+             \x20 -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n\
+             TCP  10.0.0.1:80 rr\n\
+             \x20 -> 10.0.1.1:8080                FullNat 2      12         3         \n\
+             \x20 -> 10.0.1.2:80                  Masq    1      0          0         \n"
+        );
+        assert_eq!(
+            format_listing(&info(), &e, false, Columns::TunInfo, false)
+                .lines()
+                .nth(3),
+            Some("  -> 10.0.1.1:8080                FullNat n/a           2      12         3         ")
+        );
+        assert_eq!(
+            format_rules(&e),
+            "-A -t 10.0.0.1:80 -s rr\n\
+             -a -t 10.0.0.1:80 -r 10.0.1.1:8080 --fullnat -w 2\n\
+             -a -t 10.0.0.1:80 -r 10.0.1.2:80 -m -w 1\n"
+        );
+        let json = format_json(&info(), &e);
+        assert!(
+            json.contains(r#"{"address":"10.0.1.1","port":8080,"forward":"fullnat","weight":2,"#),
+            "{json}"
+        );
+        assert_eq!(Forward::from_code(5), Forward::FullNat);
+        assert_eq!(Forward::from_code(0x0100 | 5), Forward::FullNat);
+        assert_eq!(Forward::FullNat.code(), uapi::RVS_CONN_F_FULLNAT);
     }
 
     /// A draining server is listed with its seconds left after the

@@ -65,6 +65,9 @@ pub enum Forward {
     /// Direct routing (`-g`, the default).
     Route,
     Bypass,
+    /// FullNAT (`--fullnat`, an rvs addition): source and destination
+    /// rewritten, the source to one of the service's local addresses.
+    FullNat,
     Other(u32),
 }
 
@@ -76,6 +79,7 @@ impl Forward {
             Forward::Tunnel => uapi::RVS_CONN_F_TUNNEL,
             Forward::Route => uapi::RVS_CONN_F_DROUTE,
             Forward::Bypass => uapi::RVS_CONN_F_BYPASS,
+            Forward::FullNat => uapi::RVS_CONN_F_FULLNAT,
             Forward::Other(n) => n,
         }
     }
@@ -87,11 +91,14 @@ impl Forward {
             uapi::RVS_CONN_F_TUNNEL => Forward::Tunnel,
             uapi::RVS_CONN_F_DROUTE => Forward::Route,
             uapi::RVS_CONN_F_BYPASS => Forward::Bypass,
+            uapi::RVS_CONN_F_FULLNAT => Forward::FullNat,
             n => Forward::Other(n),
         }
     }
 
-    /// Name in ipvsadm's listing ("Masq", "Local", "Tunnel", "Route").
+    /// Name in ipvsadm's listing ("Masq", "Local", "Tunnel", "Route"),
+    /// and rvs's "FullNat" (the module's name of it, as wide as ipvsadm's
+    /// Forward column).
     pub fn label(self) -> &'static str {
         match self {
             Forward::Masq => "Masq",
@@ -99,8 +106,15 @@ impl Forward {
             Forward::Tunnel => "Tunnel",
             Forward::Route => "Route",
             Forward::Bypass => "Bypass",
+            Forward::FullNat => "FullNat",
             Forward::Other(_) => "Unknown",
         }
+    }
+
+    /// Whether the real server's port may differ from the service's: the
+    /// methods that rewrite the destination (NAT and FullNAT).
+    pub fn allows_port_mapping(self) -> bool {
+        matches!(self, Forward::Masq | Forward::FullNat)
     }
 }
 

@@ -21,7 +21,8 @@ Usage:
   rvsadm -R
   rvsadm -S [-n]
   rvsadm -a|-e -t|-u|--sctp-service|-f service-address -r server-address
-                [-g|-i|-m] [-w weight] [-x upper-threshold] [-y lower-threshold]
+                [-g|-i|-m|--fullnat] [-w weight]
+                [-x upper-threshold] [-y lower-threshold]
                 [--tun-type ipip|gue|gre] [--tun-port port]
                 [--tun-nocsum|--tun-csum|--tun-remcsum]
   rvsadm -d -t|-u|--sctp-service|-f service-address -r server-address

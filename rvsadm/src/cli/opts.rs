@@ -582,6 +582,21 @@ pub static OPTS: &[Opt] = &[
         ..OPT
     },
     Opt {
+        // Long only: -b, FullNAT's letter elsewhere, is ipvsadm's
+        // scheduler flags.
+        long: "fullnat",
+        doc: Doc::Row(
+            "forward by FullNAT: source and destination\n\
+             rewritten, the source to one of the service's\n\
+             local addresses (-A/-E --laddr, required);\n\
+             allows port mapping",
+        ),
+        role: Role::Option(SERVER_EDIT),
+        group: Some("forward"),
+        report: 37,
+        ..OPT
+    },
+    Opt {
         long: "weight",
         short: Some('w'),
         takes: Takes::Value(value("WEIGHT", "weight", Complete::Nothing)),
@@ -866,6 +881,10 @@ mod tests {
         assert!(by_id("drain").allowed_with(DeleteServer));
         assert!(!by_id("drain").allowed_with(EditServer));
         assert_eq!(by_id("drain").display(), "--drain");
+        assert_eq!(by_id("fullnat").names(), ["--fullnat"]);
+        assert_eq!(by_id("fullnat").group, by_id("masquerading").group);
+        assert!(by_id("fullnat").allowed_with(EditServer));
+        assert!(!by_id("fullnat").allowed_with(AddService));
         assert_eq!(command(FlushConns).display(), "--flush-conns");
         assert!(by_id("real-server").allowed_with(FlushConns));
         assert!(by_id("ipv6").allowed_with(FlushConns));

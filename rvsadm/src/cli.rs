@@ -12,7 +12,7 @@
 
 use std::ffi::OsString;
 use std::fmt;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgGroup, ArgMatches};
@@ -455,6 +455,25 @@ fn set_options(m: &ArgMatches) -> Result<Vec<(u16, u32)>, UsageError> {
         }
         out.push((spec.attr, v));
     }
+    // FullNAT's port range, when both ends are given: the module refuses
+    // a range that ends below its start (and checks one end against the
+    // other's current value when only one is given).
+    let value_of = |s: settings::Setting| {
+        out.iter()
+            .find(|(a, _)| *a == s.spec().attr)
+            .map(|(_, v)| *v)
+    };
+    if let (Some(min), Some(max)) = (
+        value_of(settings::Setting::FullnatPortMin),
+        value_of(settings::Setting::FullnatPortMax),
+    ) {
+        if min > max {
+            return usage(format!(
+                "fullnat_port_min {min} is above fullnat_port_max {max}: the local port \
+                 range would be empty"
+            ));
+        }
+    }
     Ok(out)
 }
 
@@ -527,7 +546,111 @@ fn service_spec(m: &ArgMatches, key: ServiceKey) -> Result<ServiceSpec, UsageErr
         netmask,
         sched_flags,
         one_packet,
+        laddrs: local_addrs(m, &key)?,
     })
+}
+
+/// `--laddr` of -A/-E: the service's local addresses, checked as the
+/// module checks them (its family, unicast, none twice, at most
+/// [`uapi::RVS_LADDRS_MAX`]) so that a mistake is told here in words;
+/// `Some` of an empty list for `--laddr none`; `None` without `--laddr`,
+/// which leaves the service's local addresses as they are.
+fn local_addrs(m: &ArgMatches, key: &ServiceKey) -> Result<Option<Vec<IpAddr>>, UsageError> {
+    let Some(values) = m.get_many::<String>("laddr") else {
+        return Ok(None);
+    };
+    let values: Vec<&str> = values.map(String::as_str).collect();
+    if values.contains(&"none") {
+        if values.len() > 1 {
+            return usage(
+                "--laddr none clears the service's local addresses and cannot be given \
+                 with addresses: give --laddr none alone, or --laddr ADDR for each address",
+            );
+        }
+        return Ok(Some(Vec::new()));
+    }
+    let max = uapi::RVS_LADDRS_MAX;
+    if values.len() > max {
+        return usage(format!(
+            "too many local addresses: {} given with --laddr, at most {max}",
+            values.len()
+        ));
+    }
+    let family = |a: &IpAddr| if a.is_ipv6() { "IPv6" } else { "IPv4" };
+    let mut out: Vec<IpAddr> = Vec::with_capacity(values.len());
+    for text in values {
+        let addr = parse_laddr(text)?;
+        if af_of(&addr) != key.af() {
+            let hint = if key.fwmark != 0 && key.addr.is_ipv4() {
+                " (-6 makes a firewall-mark service IPv6)"
+            } else {
+                ""
+            };
+            return usage(format!(
+                "local address {addr} is {} but service {key} is {}: a service's local \
+                 addresses are of its family{hint}",
+                family(&addr),
+                family(&key.addr)
+            ));
+        }
+        if let Some(what) = not_unicast(&addr) {
+            return usage(format!(
+                "local address {addr} is {what}: local addresses must be unicast \
+                 addresses of this director"
+            ));
+        }
+        if out.contains(&addr) {
+            return usage(format!("local address {addr} given twice"));
+        }
+        out.push(addr);
+    }
+    Ok(Some(out))
+}
+
+/// One `--laddr` value: a numeric IPv4 or IPv6 address (brackets
+/// around an IPv6 one accepted), no port, no host name.
+fn parse_laddr(text: &str) -> Result<IpAddr, UsageError> {
+    if let Ok(a) = text.parse::<IpAddr>() {
+        return Ok(a);
+    }
+    let bracketed = |t: &str| {
+        t.strip_prefix('[')
+            .and_then(|t| t.strip_suffix(']'))
+            .and_then(|t| t.parse::<Ipv6Addr>().ok())
+    };
+    if let Some(a) = bracketed(text) {
+        return Ok(IpAddr::V6(a));
+    }
+    // ADDR:PORT or [ADDR]:PORT, as -r takes them: say what is wrong.
+    let with_port = text.rsplit_once(':').is_some_and(|(host, port)| {
+        !port.is_empty()
+            && port.bytes().all(|b| b.is_ascii_digit())
+            && (host.parse::<Ipv4Addr>().is_ok() || bracketed(host).is_some())
+    });
+    if with_port {
+        return usage(format!(
+            "invalid local address '{text}': --laddr takes an address without a port"
+        ));
+    }
+    usage(format!(
+        "invalid local address '{text}': --laddr takes a numeric IPv4 or IPv6 address, \
+         or none"
+    ))
+}
+
+/// Why `addr` cannot be a local address, as the module refuses it:
+/// unspecified, multicast, broadcast or loopback.
+fn not_unicast(addr: &IpAddr) -> Option<&'static str> {
+    match addr {
+        IpAddr::V4(a) if a.is_unspecified() => Some("unspecified"),
+        IpAddr::V4(a) if a.is_broadcast() => Some("the broadcast address"),
+        IpAddr::V4(a) if a.is_multicast() => Some("a multicast address"),
+        IpAddr::V4(a) if a.is_loopback() => Some("a loopback address"),
+        IpAddr::V6(a) if a.is_unspecified() => Some("unspecified"),
+        IpAddr::V6(a) if a.is_multicast() => Some("a multicast address"),
+        IpAddr::V6(a) if a.is_loopback() => Some("a loopback address"),
+        _ => None,
+    }
 }
 
 fn forward_of(m: &ArgMatches) -> Forward {
@@ -682,7 +805,7 @@ pub fn parse_addr_port_with(
         let Some((inner, after)) = rest.split_once(']') else {
             return Err("missing ']' after IPv6 address".into());
         };
-        let addr: std::net::Ipv6Addr = inner
+        let addr: Ipv6Addr = inner
             .parse()
             .map_err(|_| format!("'{inner}' is not a numeric IPv6 address"))?;
         let port = match after {
@@ -875,6 +998,7 @@ mod tests {
                 netmask: Netmask(0xffff_ffff),
                 sched_flags: 0,
                 one_packet: false,
+                laddrs: None,
             })
         );
     }
@@ -1181,6 +1305,282 @@ mod tests {
         // not cut connections), and -S never writes it.
         let e = parse_restore_line("--flush-conns -t 10.0.0.1:80").unwrap_err();
         assert!(e.0.contains("only commands that change the rules"), "{e}");
+    }
+
+    fn laddrs_of(args: &[&str]) -> Option<Vec<IpAddr>> {
+        match run(args).unwrap() {
+            Command::AddService(s) | Command::EditService(s) => s.laddrs,
+            c => panic!("{args:?}: {c:?}"),
+        }
+    }
+
+    fn ips(v: &[&str]) -> Option<Vec<IpAddr>> {
+        Some(v.iter().map(|a| a.parse().unwrap()).collect())
+    }
+
+    #[test]
+    fn local_addresses() {
+        assert_eq!(
+            laddrs_of(&[
+                "-A",
+                "-t",
+                "10.0.0.1:80",
+                "--laddr",
+                "10.0.2.1",
+                "--laddr",
+                "10.0.2.2"
+            ]),
+            ips(&["10.0.2.1", "10.0.2.2"])
+        );
+        // Given order kept; the value may be attached (--laddr=ADDR).
+        assert_eq!(
+            laddrs_of(&[
+                "-E",
+                "-u",
+                "[2001:db8::1]:53",
+                "--laddr=2001:db8:2::2",
+                "--laddr",
+                "[2001:db8:2::1]"
+            ]),
+            ips(&["2001:db8:2::2", "2001:db8:2::1"])
+        );
+        // Without --laddr: None, the service's local addresses stay.
+        assert_eq!(laddrs_of(&["-E", "-t", "10.0.0.1:80"]), None);
+        assert_eq!(laddrs_of(&["-A", "-t", "10.0.0.1:80"]), None);
+        // none: clear them.
+        assert_eq!(
+            laddrs_of(&["-E", "-t", "10.0.0.1:80", "--laddr", "none"]),
+            Some(vec![])
+        );
+        // Mark services: the family of -6.
+        assert_eq!(
+            laddrs_of(&["-A", "-f", "7", "--laddr", "10.0.2.1"]),
+            ips(&["10.0.2.1"])
+        );
+        assert_eq!(
+            laddrs_of(&["-A", "-f", "7", "-6", "-p", "--laddr", "fd00::2"]),
+            ips(&["fd00::2"])
+        );
+        // Up to 64.
+        let many: Vec<String> = (1..=65).map(|i| format!("10.0.2.{i}")).collect();
+        let with = |n: usize| {
+            let mut v = vec!["-A", "-t", "10.0.0.1:80"];
+            for a in &many[..n] {
+                v.extend(["--laddr", a.as_str()]);
+            }
+            v
+        };
+        assert_eq!(laddrs_of(&with(64)).unwrap().len(), 64);
+        assert_eq!(
+            err(&with(65)),
+            "too many local addresses: 65 given with --laddr, at most 64"
+        );
+        let one = |svc: &[&str], a: &str| {
+            let mut v = vec!["-A"];
+            v.extend_from_slice(svc);
+            v.extend(["--laddr", a]);
+            err(&v)
+        };
+        let t = ["-t", "10.0.0.1:80"];
+        for (svc, a, want) in [
+            (
+                &t[..],
+                "2001:db8::10",
+                "local address 2001:db8::10 is IPv6 but service TCP 10.0.0.1:80 is IPv4: \
+                 a service's local addresses are of its family",
+            ),
+            (
+                &["-u", "[2001:db8::1]:53"],
+                "10.0.2.1",
+                "local address 10.0.2.1 is IPv4 but service UDP [2001:db8::1]:53 is IPv6: \
+                 a service's local addresses are of its family",
+            ),
+            (
+                &["-f", "7", "-p"],
+                "fd00::2",
+                "local address fd00::2 is IPv6 but service FWM 7 is IPv4: a service's \
+                 local addresses are of its family (-6 makes a firewall-mark service IPv6)",
+            ),
+            (
+                &["-f", "7", "-6", "-p"],
+                "10.0.2.1",
+                "local address 10.0.2.1 is IPv4 but service FWM 7 IPv6 is IPv6: a \
+                 service's local addresses are of its family",
+            ),
+            (
+                &t,
+                "10.0.2",
+                "invalid local address '10.0.2': --laddr takes a numeric IPv4 or IPv6 \
+                 address, or none",
+            ),
+            (
+                &t,
+                "director",
+                "invalid local address 'director': --laddr takes a numeric IPv4 or IPv6 \
+                 address, or none",
+            ),
+            (&t, "", "invalid local address '': --laddr takes a numeric"),
+            (&t, "None", "invalid local address 'None'"),
+            (&t, "10.0.2.1/24", "invalid local address '10.0.2.1/24'"),
+            (
+                &t,
+                "10.0.2.1:80",
+                "invalid local address '10.0.2.1:80': --laddr takes an address without a port",
+            ),
+            (
+                &["-t", "[2001:db8::1]:80"],
+                "[2001:db8::10]:80",
+                "invalid local address '[2001:db8::10]:80': --laddr takes an address \
+                 without a port",
+            ),
+            (
+                &["-t", "[2001:db8::1]:80"],
+                "[10.0.2.1]",
+                "invalid local address '[10.0.2.1]'",
+            ),
+            (
+                &t,
+                "127.0.0.1",
+                "local address 127.0.0.1 is a loopback address: local addresses must be \
+                 unicast addresses of this director",
+            ),
+            (&t, "0.0.0.0", "local address 0.0.0.0 is unspecified: "),
+            (
+                &t,
+                "224.0.0.5",
+                "local address 224.0.0.5 is a multicast address: ",
+            ),
+            (
+                &t,
+                "255.255.255.255",
+                "local address 255.255.255.255 is the broadcast address: ",
+            ),
+            (
+                &["-t", "[2001:db8::1]:80"],
+                "::1",
+                "local address ::1 is a loopback address: ",
+            ),
+            (
+                &["-t", "[2001:db8::1]:80"],
+                "::",
+                "local address :: is unspecified: ",
+            ),
+            (
+                &["-t", "[2001:db8::1]:80"],
+                "ff02::1",
+                "local address ff02::1 is a multicast",
+            ),
+        ] {
+            let got = one(svc, a);
+            assert!(
+                got.starts_with(want),
+                "{svc:?} {a:?}: got {got:?}, want {want:?}"
+            );
+        }
+        for (args, want) in [
+            (
+                &[
+                    "-A",
+                    "-t",
+                    "10.0.0.1:80",
+                    "--laddr",
+                    "10.0.2.1",
+                    "--laddr",
+                    "10.0.2.1",
+                ][..],
+                "local address 10.0.2.1 given twice".to_string(),
+            ),
+            (
+                // The same address written twice in two forms.
+                &[
+                    "-A",
+                    "-t",
+                    "[fd00::1]:80",
+                    "--laddr",
+                    "fd00::2",
+                    "--laddr",
+                    "[fd00:0::2]",
+                ],
+                "local address fd00::2 given twice".to_string(),
+            ),
+            (
+                &[
+                    "-E",
+                    "-t",
+                    "10.0.0.1:80",
+                    "--laddr",
+                    "none",
+                    "--laddr",
+                    "10.0.2.1",
+                ],
+                "--laddr none clears the service's local addresses and cannot be given with \
+                 addresses: give --laddr none alone, or --laddr ADDR for each address"
+                    .to_string(),
+            ),
+            (
+                &[
+                    "-E",
+                    "-t",
+                    "10.0.0.1:80",
+                    "--laddr",
+                    "10.0.2.1",
+                    "--laddr",
+                    "none",
+                ],
+                "--laddr none clears".to_string(),
+            ),
+            (
+                &[
+                    "-E",
+                    "-t",
+                    "10.0.0.1:80",
+                    "--laddr",
+                    "none",
+                    "--laddr",
+                    "none",
+                ],
+                "--laddr none clears".to_string(),
+            ),
+            (
+                &[
+                    "-a",
+                    "-t",
+                    "10.0.0.1:80",
+                    "-r",
+                    "10.0.1.1",
+                    "--laddr",
+                    "10.0.2.1",
+                ],
+                "option --laddr is not allowed with -a/--add-server".to_string(),
+            ),
+            (
+                &["-D", "-t", "10.0.0.1:80", "--laddr", "none"],
+                "option --laddr is not allowed with -D/--delete-service".to_string(),
+            ),
+            (
+                &["-L", "--laddr", "10.0.2.1"],
+                "option --laddr is not allowed with -L/--list".to_string(),
+            ),
+            (
+                &["-A", "-t", "10.0.0.1:80", "--laddr"],
+                "a value is required".to_string(),
+            ),
+        ] {
+            let got = err(args);
+            assert!(
+                got.starts_with(&want),
+                "{args:?}: got {got:?}, want {want:?}"
+            );
+            assert!(!got.contains('\n'), "{args:?}: {got:?}");
+        }
+        // -S's form; -R reads it.
+        let Some(Command::AddService(s)) =
+            parse_restore_line("-A -t 10.0.0.1:80 -s rr --laddr 10.0.2.1 --laddr 10.0.2.2")
+                .unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(s.laddrs, ips(&["10.0.2.1", "10.0.2.2"]));
     }
 
     #[test]
@@ -1551,6 +1951,49 @@ mod tests {
         assert!(err(&["-L", "--options", "-t", "10.0.0.1:80"])
             .contains("not allowed with -L --options"));
         assert!(err(&["-L", "--options", "--timeout"]).contains("cannot be used"));
+        // FullNAT's local port range, through the settings table.
+        assert_eq!(
+            run(&[
+                "--set-option",
+                "fullnat_port_min=10000",
+                "--set-option",
+                "fullnat_port_max=60000"
+            ])
+            .unwrap(),
+            Command::SetOptions(vec![(18, 10000), (19, 60000)])
+        );
+        assert_eq!(
+            run(&["--set-option", "fullnat_port_max=1"]).unwrap(),
+            Command::SetOptions(vec![(19, 1)])
+        );
+        assert_eq!(
+            run(&[
+                "--set-option",
+                "fullnat_port_min=5",
+                "--set-option",
+                "fullnat_port_max=5"
+            ])
+            .unwrap(),
+            Command::SetOptions(vec![(18, 5), (19, 5)])
+        );
+        assert_eq!(
+            err(&["--set-option", "fullnat_port_min=0"]),
+            "invalid fullnat_port_min '0' (expected a number 1-65535)"
+        );
+        assert_eq!(
+            err(&["--set-option", "fullnat_port_max=65536"]),
+            "invalid fullnat_port_max '65536' (expected a number 1-65535)"
+        );
+        assert_eq!(
+            err(&[
+                "--set-option",
+                "fullnat_port_max=40000",
+                "--set-option",
+                "fullnat_port_min=50000"
+            ]),
+            "fullnat_port_min 50000 is above fullnat_port_max 40000: the local port range \
+             would be empty"
+        );
     }
 
     #[test]

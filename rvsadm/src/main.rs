@@ -732,6 +732,34 @@ mod tests {
         let mut w = AttrWriter::new();
         w.put_u32(uapi::RVS_CMD_ATTR_EXPIRE_NODEST_CONN, 1);
         assert_eq!(*attrs, w.finish());
+        // FullNAT's port range: listed and set through the settings table.
+        let mut w = AttrWriter::new();
+        w.put_u32(uapi::RVS_CMD_ATTR_VIP_GUARD, 0)
+            .put_u32(uapi::RVS_CMD_ATTR_FULLNAT_PORT_MIN, 1024)
+            .put_u32(uapi::RVS_CMD_ATTR_FULLNAT_PORT_MAX, 65535);
+        let mut f = Fake {
+            config: w.finish(),
+            ..Fake::default()
+        };
+        assert_eq!(
+            run_on(&mut f, &command(&["-L", "--options"])).unwrap(),
+            "vip_guard        0 (off)\nfullnat_port_min 1024\nfullnat_port_max 65535\n"
+        );
+        assert_eq!(
+            run_on(&mut f, &command(&["-L", "--options", "--json"])).unwrap(),
+            "{\"options\":{\"vip_guard\":0,\"fullnat_port_min\":1024,\"fullnat_port_max\":65535}}\n"
+        );
+        let args = [
+            "--set-option",
+            "fullnat_port_max=60000",
+            "--set-option",
+            "fullnat_port_min=10000",
+        ];
+        run_on(&mut f, &command(&args)).unwrap();
+        let mut w = AttrWriter::new();
+        w.put_u32(uapi::RVS_CMD_ATTR_FULLNAT_PORT_MAX, 60000)
+            .put_u32(uapi::RVS_CMD_ATTR_FULLNAT_PORT_MIN, 10000);
+        assert_eq!(f.sent.last().unwrap().2, w.finish());
     }
 
     #[test]
@@ -1005,6 +1033,138 @@ mod tests {
                 .put_u32(uapi::RVS_DEST_ATTR_WEIGHT, 1);
         });
         w.finish()
+    }
+
+    /// `service_reply` with local addresses, as the module sends them: a
+    /// LADDRS nest of 16-byte ADDRs.
+    fn laddrs_service_reply(addr: [u8; 4], port: u16, laddrs: &[[u8; 4]]) -> Vec<u8> {
+        let plain = service_reply(addr, port);
+        let inner = msg::find_attr(&plain, uapi::RVS_CMD_ATTR_SERVICE)
+            .unwrap()
+            .unwrap()
+            .to_vec();
+        let mut w = AttrWriter::new();
+        w.nest(uapi::RVS_CMD_ATTR_SERVICE, |s| {
+            s.put_raw(&inner).nest(uapi::RVS_SVC_ATTR_LADDRS, |l| {
+                for a in laddrs {
+                    let mut b = [0u8; 16];
+                    b[..4].copy_from_slice(a);
+                    l.put(uapi::RVS_LADDR_ATTR_ADDR, &b);
+                }
+            });
+        });
+        w.finish()
+    }
+
+    /// `dest_reply` of a FullNAT real server.
+    fn fullnat_dest_reply(addr: [u8; 4], port: u16) -> Vec<u8> {
+        let mut a = [0u8; 16];
+        a[..4].copy_from_slice(&addr);
+        let mut w = AttrWriter::new();
+        w.nest(uapi::RVS_CMD_ATTR_DEST, |d| {
+            d.put(uapi::RVS_DEST_ATTR_ADDR, &a)
+                .put_be16(uapi::RVS_DEST_ATTR_PORT, port)
+                .put_u32(uapi::RVS_DEST_ATTR_FWD_METHOD, uapi::RVS_CONN_F_FULLNAT)
+                .put_u32(uapi::RVS_DEST_ATTR_WEIGHT, 1);
+        });
+        w.finish()
+    }
+
+    /// The LADDRS nest of a NEW/SET_SERVICE request, if any.
+    fn sent_laddrs(attrs: &[u8]) -> Option<Vec<u8>> {
+        let svc = msg::find_attr(attrs, uapi::RVS_CMD_ATTR_SERVICE)
+            .unwrap()
+            .unwrap();
+        msg::find_attr(svc, uapi::RVS_SVC_ATTR_LADDRS)
+            .unwrap()
+            .map(<[u8]>::to_vec)
+    }
+
+    #[test]
+    fn local_addresses_sent_listed_saved_and_restored() {
+        // -A/-E send LADDRS only with --laddr; none sends an empty nest.
+        let sent = |args: &[&str]| sent_laddrs(&command(args).pipe_attrs());
+        assert_eq!(sent(&["-E", "-t", "10.0.0.5:80", "-s", "rr"]), None);
+        assert_eq!(sent(&["-A", "-t", "10.0.0.5:80"]), None);
+        assert_eq!(
+            sent(&["-E", "-t", "10.0.0.5:80", "--laddr", "none"]),
+            Some(vec![])
+        );
+        let mut one = AttrWriter::new();
+        one.put(
+            uapi::RVS_LADDR_ATTR_ADDR,
+            &[10, 0, 2, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+        );
+        assert_eq!(
+            sent(&["-E", "-t", "10.0.0.5:80", "--laddr", "10.0.2.9"]),
+            Some(one.finish())
+        );
+        let mut f = Fake {
+            services: vec![laddrs_service_reply(
+                [10, 0, 0, 5],
+                80,
+                &[[10, 0, 2, 1], [10, 0, 2, 2]],
+            )],
+            dests: vec![
+                fullnat_dest_reply([10, 0, 1, 7], 8080),
+                dest_reply([10, 0, 1, 8], 80),
+            ],
+            ..Fake::default()
+        };
+        assert_eq!(
+            run_on(&mut f, &command(&["-L", "-n"])).unwrap(),
+            "IP Virtual Server version 1.2.1 (size=4096)\n\
+             Prot LocalAddress:Port Scheduler Flags\n  \
+             -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n\
+             TCP  10.0.0.5:80 rr\n  \
+             local addresses: 10.0.2.1, 10.0.2.2\n  \
+             -> 10.0.1.7:8080                FullNat 1      0          0         \n  \
+             -> 10.0.1.8:80                  Masq    1      0          0         \n"
+        );
+        let json = run_on(&mut f, &command(&["-L", "--json"])).unwrap();
+        assert!(
+            json.contains(r#""laddrs":["10.0.2.1","10.0.2.2"]"#),
+            "{json}"
+        );
+        assert!(json.contains(r#""forward":"fullnat""#), "{json}");
+        let rules = run_on(&mut f, &command(&["-S", "-n"])).unwrap();
+        assert_eq!(
+            rules,
+            "-A -t 10.0.0.5:80 -s rr --laddr 10.0.2.1 --laddr 10.0.2.2\n\
+             -a -t 10.0.0.5:80 -r 10.0.1.7:8080 --fullnat -w 1\n\
+             -a -t 10.0.0.5:80 -r 10.0.1.8:80 -m -w 1\n"
+        );
+        // -R of those lines: the service with its local addresses first,
+        // then its servers, FullNAT as FullNAT.
+        let mut g = Fake::default();
+        restore(&mut g, &mut rules.as_bytes(), &mut Vec::new()).unwrap();
+        let cmds: Vec<u8> = g.sent.iter().map(|s| s.1).collect();
+        assert_eq!(
+            cmds,
+            [
+                uapi::RVS_CMD_NEW_SERVICE,
+                uapi::RVS_CMD_NEW_DEST,
+                uapi::RVS_CMD_NEW_DEST
+            ]
+        );
+        let svc = msg::parse_service_reply(&g.sent[0].2).unwrap();
+        assert_eq!(
+            svc.laddrs,
+            [
+                "10.0.2.1".parse::<std::net::IpAddr>().unwrap(),
+                "10.0.2.2".parse().unwrap()
+            ]
+        );
+        let d = msg::parse_dest_reply(&g.sent[1].2, 2).unwrap();
+        assert_eq!((d.forward, d.port), (rvsadm::types::Forward::FullNat, 8080));
+        // And what was restored saves as it was: the requests, answered
+        // back as the module lists them, give the same rules.
+        let mut h = Fake {
+            services: vec![g.sent[0].2.clone()],
+            dests: vec![g.sent[1].2.clone(), g.sent[2].2.clone()],
+            ..Fake::default()
+        };
+        assert_eq!(run_on(&mut h, &command(&["-S"])).unwrap(), rules);
     }
 
     #[test]

@@ -128,6 +128,15 @@ pub fn service_attrs(spec: &ServiceSpec) -> Vec<u8> {
             .put(uapi::RVS_SVC_ATTR_FLAGS, &flags)
             .put_u32(uapi::RVS_SVC_ATTR_TIMEOUT, spec.persistent.unwrap_or(0))
             .put_u32(uapi::RVS_SVC_ATTR_NETMASK, spec.netmask.0);
+        // Only with --laddr: an absent LADDRS keeps the service's local
+        // addresses (-E without --laddr), an empty nest clears them.
+        if let Some(laddrs) = &spec.laddrs {
+            s.nest(uapi::RVS_SVC_ATTR_LADDRS, |l| {
+                for a in laddrs {
+                    l.put(uapi::RVS_LADDR_ATTR_ADDR, &inet_addr_bytes(a));
+                }
+            });
+        }
     });
     w.finish()
 }
@@ -395,6 +404,7 @@ pub fn parse_service(buf: &[u8]) -> Result<Service, ParseError> {
     let mut pe_name = String::new();
     let mut stats = None;
     let mut stats64 = None;
+    let mut laddrs_raw: Option<&[u8]> = None;
     for a in Attrs::new(buf) {
         let (ty, p) = a?;
         match ty {
@@ -415,11 +425,16 @@ pub fn parse_service(buf: &[u8]) -> Result<Service, ParseError> {
             uapi::RVS_SVC_ATTR_PE_NAME => pe_name = get_string(p),
             uapi::RVS_SVC_ATTR_STATS => stats = Some(parse_stats(p)?),
             uapi::RVS_SVC_ATTR_STATS64 => stats64 = Some(parse_stats(p)?),
+            uapi::RVS_SVC_ATTR_LADDRS => laddrs_raw = Some(p),
             _ => {}
         }
     }
     let Some(af) = af else {
         return perr("service without AF");
+    };
+    let laddrs = match laddrs_raw {
+        Some(p) => parse_laddrs(p, af)?,
+        None => Vec::new(),
     };
     let addr = match addr_raw {
         Some(p) => get_addr(p, af, "service ADDR")?,
@@ -438,7 +453,23 @@ pub fn parse_service(buf: &[u8]) -> Result<Service, ParseError> {
         netmask: netmask.unwrap_or_else(|| Netmask::default_for(&addr)),
         pe_name,
         stats: stats64.or(stats).unwrap_or_default(),
+        laddrs,
     })
+}
+
+/// The content of a service's `RVS_SVC_ATTR_LADDRS`: its
+/// `RVS_LADDR_ATTR_ADDR`s, addresses of the service's family `af` (the
+/// module sends them in the 16-byte form); attributes of other types are
+/// skipped, as a newer module's would be.
+fn parse_laddrs(buf: &[u8], af: u16) -> Result<Vec<IpAddr>, ParseError> {
+    let mut out = Vec::new();
+    for a in Attrs::new(buf) {
+        let (ty, p) = a?;
+        if ty == uapi::RVS_LADDR_ATTR_ADDR {
+            out.push(get_addr(p, af, "service LADDR")?);
+        }
+    }
+    Ok(out)
 }
 
 fn unspecified(af: u16) -> IpAddr {
@@ -684,6 +715,7 @@ mod tests {
             netmask: Netmask(0xffff_ffff),
             sched_flags: 0,
             one_packet: false,
+            laddrs: None,
         };
         let got = service_attrs(&spec);
         let inner = [
@@ -710,6 +742,112 @@ mod tests {
     }
 
     #[test]
+    fn local_addresses_bytes_and_replies() {
+        let spec = |laddrs: Option<Vec<IpAddr>>| ServiceSpec {
+            key: tcp_key(),
+            scheduler: "rr".into(),
+            persistent: None,
+            netmask: Netmask(0xffff_ffff),
+            sched_flags: 0,
+            one_packet: false,
+            laddrs,
+        };
+        let base = [
+            key_bytes(),
+            attr(6, b"rr\0"),
+            attr(7, &[ne32(0), ne32(u32::MAX)].concat()),
+            attr(8, &ne32(0)),
+            attr(9, &[0xff, 0xff, 0xff, 0xff]),
+        ]
+        .concat();
+        // Without --laddr: no LADDRS (the module keeps the pool).
+        assert_eq!(service_attrs(&spec(None)), attr(1 | NLA_F_NESTED, &base));
+        // --laddr none: an empty nest (the module clears it).
+        assert_eq!(
+            service_attrs(&spec(Some(vec![]))),
+            attr(
+                1 | NLA_F_NESTED,
+                &[base.clone(), attr(13 | NLA_F_NESTED, &[])].concat()
+            )
+        );
+        // Addresses: one ADDR (type 1) each, in the 16-byte form.
+        let v4 = |a: [u8; 4]| {
+            let mut b = [0u8; 16];
+            b[..4].copy_from_slice(&a);
+            b
+        };
+        let two = vec!["10.0.2.1".parse().unwrap(), "10.0.2.2".parse().unwrap()];
+        let nest = [attr(1, &v4([10, 0, 2, 1])), attr(1, &v4([10, 0, 2, 2]))].concat();
+        assert_eq!(
+            service_attrs(&spec(Some(two.clone()))),
+            attr(
+                1 | NLA_F_NESTED,
+                &[base, attr(13 | NLA_F_NESTED, &nest)].concat()
+            )
+        );
+        let v6: Ipv6Addr = "2001:db8:2::1".parse().unwrap();
+        let six = ServiceSpec {
+            key: ServiceKey::fwmark6(7),
+            laddrs: Some(vec![IpAddr::V6(v6)]),
+            ..spec(None)
+        };
+        let got = service_attrs(&six);
+        let svc = find_attr(&got, uapi::RVS_CMD_ATTR_SERVICE)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            find_attr(svc, uapi::RVS_SVC_ATTR_LADDRS).unwrap(),
+            Some(&attr(1, &v6.octets())[..])
+        );
+        // Replies: the service's LADDRS, as the module sends them (16
+        // bytes; 4 taken for IPv4 too); unknown inner types skipped.
+        let reply = [key_bytes(), attr(13 | NLA_F_NESTED, &nest)].concat();
+        assert_eq!(parse_service(&reply).unwrap().laddrs, two);
+        assert!(parse_service(&key_bytes()).unwrap().laddrs.is_empty());
+        let odd = [
+            key_bytes(),
+            attr(
+                13 | NLA_F_NESTED,
+                &[
+                    attr(1, &[10, 0, 2, 7]),
+                    attr(9, b"new"),
+                    attr(1, &v4([10, 0, 2, 8])),
+                ]
+                .concat(),
+            ),
+        ]
+        .concat();
+        assert_eq!(
+            parse_service(&odd).unwrap().laddrs,
+            vec![
+                "10.0.2.7".parse::<IpAddr>().unwrap(),
+                "10.0.2.8".parse().unwrap()
+            ]
+        );
+        let v6_reply = [
+            attr(1, &ne16(10)),
+            attr(5, &ne32(7)),
+            attr(13 | NLA_F_NESTED, &attr(1, &v6.octets())),
+        ]
+        .concat();
+        assert_eq!(
+            parse_service(&v6_reply).unwrap().laddrs,
+            vec![IpAddr::V6(v6)]
+        );
+        // An IPv6 service's address of 4 bytes, a cut nest: errors.
+        let short6 = [
+            attr(1, &ne16(10)),
+            attr(5, &ne32(7)),
+            attr(13 | NLA_F_NESTED, &attr(1, &[1, 2, 3, 4])),
+        ]
+        .concat();
+        let e = parse_service(&short6).unwrap_err();
+        assert!(e.to_string().contains("service LADDR: 4 bytes"), "{e}");
+        let cut = [key_bytes(), attr(13 | NLA_F_NESTED, &[8, 0, 1, 0, 10])].concat();
+        assert!(parse_service(&cut).is_err());
+    }
+
+    #[test]
     fn fwmark_service_is_named_by_af_and_mark() {
         let got = service_key_attrs(&ServiceKey::fwmark(7));
         let inner = [attr(1, &ne16(2)), attr(5, &ne32(7))].concat();
@@ -722,6 +860,7 @@ mod tests {
             netmask: Netmask(0xffff_ffff),
             sched_flags: uapi::RVS_SVC_F_SCHED1 | uapi::RVS_SVC_F_SCHED2,
             one_packet: true,
+            laddrs: None,
         };
         assert_eq!(spec.flags(), 0x1 | 0x4 | 0x8 | 0x10);
         let got = service_attrs(&spec);
@@ -748,6 +887,7 @@ mod tests {
             netmask: Netmask::from_ipv4("255.255.255.0".parse().unwrap()),
             sched_flags: 0,
             one_packet: false,
+            laddrs: None,
         };
         let got = service_attrs(&spec);
         let nested = find_attr(&got, uapi::RVS_CMD_ATTR_SERVICE)

@@ -170,6 +170,9 @@ pub fn format_rules(entries: &[Entry]) -> String {
         if s.flags & SCHED_FLAGS_MASK != 0 {
             out.push_str(&format!(" -b {}", sched_flags_text(&s.scheduler, s.flags)));
         }
+        for a in &s.laddrs {
+            out.push_str(&format!(" --laddr {a}"));
+        }
         out.push('\n');
         for d in &e.dests {
             // ipvsadm 1.31 names the tunnel type of -i servers.
@@ -206,6 +209,18 @@ pub fn format_rules(entries: &[Entry]) -> String {
         }
     }
     out
+}
+
+/// The line a service with local addresses (`--laddr`) has after its
+/// service line, before its real servers: `  local addresses: 10.0.2.1,
+/// 10.0.2.2` (IPv6 without brackets). `None` for a service without any,
+/// whose listing stays ipvsadm's.
+pub fn laddrs_line(s: &Service) -> Option<String> {
+    if s.laddrs.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = s.laddrs.iter().map(IpAddr::to_string).collect();
+    Some(format!("  local addresses: {}", list.join(", ")))
 }
 
 /// A real server line, e.g. `  -> 10.0.1.1:80                  Masq    1      0          0`
@@ -375,6 +390,10 @@ pub fn format_listing(
             _ => stats_service_line(&e.service, columns, exact),
         });
         out.push('\n');
+        if let Some(line) = laddrs_line(&e.service) {
+            out.push_str(&line);
+            out.push('\n');
+        }
         for d in &e.dests {
             let line = match columns {
                 Columns::Config => dest_line(d),
@@ -570,6 +589,8 @@ struct JsonService<'a> {
     scheduler: &'a str,
     flags: Vec<String>,
     persistent_timeout: Option<u32>,
+    /// Its local addresses (`--laddr`), always present: empty for none.
+    laddrs: Vec<String>,
     stats: JsonStats,
     dests: Vec<JsonDest>,
     /// Firewall mark of a `-f` service (absent otherwise).
@@ -682,6 +703,7 @@ pub fn format_json(info: &Info, entries: &[Entry]) -> String {
                     scheduler: &s.scheduler,
                     flags: flag_names(&s.scheduler, s.flags),
                     persistent_timeout: s.is_persistent().then_some(s.timeout),
+                    laddrs: s.laddrs.iter().map(IpAddr::to_string).collect(),
                     stats: JsonStats::from(&s.stats),
                     dests: e
                         .dests
@@ -733,6 +755,7 @@ mod tests {
             netmask: Netmask::default_for(&addr),
             pe_name: String::new(),
             stats: Stats::default(),
+            laddrs: Vec::new(),
         }
     }
 
@@ -1166,11 +1189,11 @@ SCTP [2001:db8::1]:5672 sh persistent 60 mask 64\n\
         let want = concat!(
             r#"{"version":"1.2.1","conn_tab_size":4096,"services":["#,
             r#"{"family":"ipv4","protocol":"tcp","address":"10.0.0.1","port":80,"scheduler":"rr","flags":[],"persistent_timeout":null,"#,
-            r#""stats":{"conns":0,"inpkts":0,"outpkts":0,"inbytes":0,"outbytes":0,"cps":0,"inpps":0,"outpps":0,"inbps":0,"outbps":0},"dests":["#,
+            r#""laddrs":[],"stats":{"conns":0,"inpkts":0,"outpkts":0,"inbytes":0,"outbytes":0,"cps":0,"inpps":0,"outpps":0,"inbps":0,"outbps":0},"dests":["#,
             r#"{"address":"10.0.1.1","port":8080,"forward":"masq","weight":2,"upper_threshold":10,"lower_threshold":5,"active_conns":3,"inactive_conns":4,"#,
             r#""stats":{"conns":1,"inpkts":2,"outpkts":3,"inbytes":4,"outbytes":5,"cps":6,"inpps":7,"outpps":8,"inbps":9,"outbps":10}}]},"#,
             r#"{"family":"ipv4","protocol":"tcp","address":"10.0.0.2","port":443,"scheduler":"wlc","flags":["persistent"],"persistent_timeout":300,"#,
-            r#""stats":{"conns":0,"inpkts":0,"outpkts":0,"inbytes":0,"outbytes":0,"cps":0,"inpps":0,"outpps":0,"inbps":0,"outbps":0},"dests":[]}]}"#,
+            r#""laddrs":[],"stats":{"conns":0,"inpkts":0,"outpkts":0,"inbytes":0,"outbytes":0,"cps":0,"inpps":0,"outpps":0,"inbps":0,"outbps":0},"dests":[]}]}"#,
             "\n"
         );
         assert_eq!(format_json(&info(), &entries), want);
@@ -1259,6 +1282,92 @@ SCTP [2001:db8::1]:5672 sh persistent 60 mask 64\n\
         assert_eq!(Forward::from_code(5), Forward::FullNat);
         assert_eq!(Forward::from_code(0x0100 | 5), Forward::FullNat);
         assert_eq!(Forward::FullNat.code(), uapi::RVS_CONN_F_FULLNAT);
+    }
+
+    /// A service's local addresses: a line of their own after the
+    /// service line in every layout, nothing for a service without;
+    /// --laddr options on -S's -A line; "laddrs" in JSON, always.
+    #[test]
+    fn local_addresses() {
+        let mut with = svc("10.0.0.5", 80, "rr");
+        with.laddrs = vec!["10.0.2.1".parse().unwrap(), "10.0.2.2".parse().unwrap()];
+        let mut v6 = svc("2001:db8::5", 443, "wlc");
+        v6.flags |= uapi::RVS_SVC_F_PERSISTENT;
+        v6.timeout = 60;
+        v6.laddrs = vec!["2001:db8:2::1".parse().unwrap()];
+        let e = vec![
+            Entry {
+                service: svc("10.0.0.1", 80, "rr"),
+                dests: vec![dest("10.0.1.1", 80, Forward::Masq, 1, 0, 0)],
+            },
+            Entry {
+                service: with,
+                dests: vec![
+                    dest("10.0.1.7", 8080, Forward::FullNat, 1, 5, 1),
+                    dest("10.0.1.8", 8080, Forward::FullNat, 2, 0, 0),
+                ],
+            },
+            Entry {
+                service: v6,
+                dests: vec![],
+            },
+        ];
+        assert_eq!(
+            format_table(&info(), &e, true),
+            "IP Virtual Server version 1.2.1 (size=4096)\n\
+             Prot LocalAddress:Port Scheduler Flags\n\
+             \x20 -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n\
+             TCP  10.0.0.1:80 rr\n\
+             \x20 -> 10.0.1.1:80                  Masq    1      0          0         \n\
+             TCP  10.0.0.5:80 rr\n\
+             \x20 local addresses: 10.0.2.1, 10.0.2.2\n\
+             \x20 -> 10.0.1.7:8080                FullNat 1      5          1         \n\
+             \x20 -> 10.0.1.8:8080                FullNat 2      0          0         \n\
+             TCP  [2001:db8::5]:443 wlc persistent 60\n\
+             \x20 local addresses: 2001:db8:2::1\n"
+        );
+        // Every layout: the same line after the service's own.
+        for columns in [
+            Columns::Stats,
+            Columns::Rate,
+            Columns::TunInfo,
+            Columns::Thresholds,
+            Columns::PersistentConn,
+        ] {
+            let got = format_listing(&info(), &e, false, columns, false);
+            let lines: Vec<&str> = got.lines().collect();
+            let at = lines
+                .iter()
+                .position(|l| l.starts_with("TCP  10.0.0.5:80"))
+                .unwrap();
+            assert_eq!(
+                lines[at + 1],
+                "  local addresses: 10.0.2.1, 10.0.2.2",
+                "{columns:?}"
+            );
+            assert!(
+                lines[at + 2].starts_with("  -> 10.0.1.7:8080"),
+                "{columns:?}"
+            );
+            assert_eq!(got.matches("local addresses").count(), 2, "{columns:?}");
+        }
+        // A listing without local addresses has no such line.
+        assert!(!format_table(&info(), &e[..1], true).contains("local"));
+        assert_eq!(laddrs_line(&e[0].service), None);
+        assert_eq!(
+            format_rules(&e),
+            "-A -t 10.0.0.1:80 -s rr\n\
+             -a -t 10.0.0.1:80 -r 10.0.1.1:80 -m -w 1\n\
+             -A -t 10.0.0.5:80 -s rr --laddr 10.0.2.1 --laddr 10.0.2.2\n\
+             -a -t 10.0.0.5:80 -r 10.0.1.7:8080 --fullnat -w 1\n\
+             -a -t 10.0.0.5:80 -r 10.0.1.8:8080 --fullnat -w 2\n\
+             -A -t [2001:db8::5]:443 -s wlc -p 60 --laddr 2001:db8:2::1\n"
+        );
+        let json = format_json(&info(), &e);
+        assert_eq!(json.matches(r#""laddrs":"#).count(), 3, "{json}");
+        assert!(json.contains(r#""persistent_timeout":null,"laddrs":[],"stats""#));
+        assert!(json.contains(r#""laddrs":["10.0.2.1","10.0.2.2"],"stats""#));
+        assert!(json.contains(r#""persistent_timeout":60,"laddrs":["2001:db8:2::1"],"#));
     }
 
     /// A draining server is listed with its seconds left after the

@@ -251,6 +251,11 @@ pub struct ServiceSpec {
     pub sched_flags: u32,
     /// One-packet scheduling (`-o`).
     pub one_packet: bool,
+    /// `--laddr`: the local addresses FullNAT real servers are reached
+    /// from, all of them (`Some` of an empty list: `--laddr none`, which
+    /// clears them); `None` without `--laddr`, which leaves them as they
+    /// are (`RVS_SVC_ATTR_LADDRS` absent).
+    pub laddrs: Option<Vec<IpAddr>>,
 }
 
 impl ServiceSpec {
@@ -376,6 +381,9 @@ pub struct Service {
     pub netmask: Netmask,
     pub pe_name: String,
     pub stats: Stats,
+    /// Its local addresses (`--laddr`, `RVS_SVC_ATTR_LADDRS`); empty when
+    /// it has none.
+    pub laddrs: Vec<IpAddr>,
 }
 
 impl Service {

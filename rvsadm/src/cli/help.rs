@@ -16,6 +16,7 @@ rvsadm - control tool for the rvs Layer-4 load balancer (ipvsadm-compatible)
 Usage:
   rvsadm -A|-E -t|-u|--sctp-service|-f service-address [-s scheduler]
                 [-p [timeout]] [-M netmask] [-b sched-flags] [-o]
+                [--laddr address ...|--laddr none]
   rvsadm -D -t|-u|--sctp-service|-f service-address
   rvsadm -C
   rvsadm -R

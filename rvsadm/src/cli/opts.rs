@@ -543,12 +543,27 @@ pub static OPTS: &[Opt] = &[
         ..OPT
     },
     Opt {
+        long: "laddr",
+        takes: Takes::RepeatedValue(value("ADDR", "address", Complete::Nothing)),
+        doc: Doc::Row(
+            "a local address of the service (repeatable,\n\
+             at most 64, of its family): FullNAT real\n\
+             servers are reached from these addresses of\n\
+             the director; `--laddr none` clears them;\n\
+             -E without --laddr keeps them",
+        ),
+        role: Role::Option(SERVICE_EDIT),
+        report: 38,
+        ..OPT
+    },
+    Opt {
         long: "real-server",
         short: Some('r'),
         takes: Takes::Value(value("ADDR[:PORT]", "server-address", Complete::Nothing)),
         doc: Doc::Row(
             "real server; the port defaults to the\n\
-             service's, and may differ only with -m",
+             service's, and may differ only with -m\n\
+             or --fullnat",
         ),
         role: Role::Option(SERVER),
         report: 11,
@@ -882,6 +897,9 @@ mod tests {
         assert!(!by_id("drain").allowed_with(EditServer));
         assert_eq!(by_id("drain").display(), "--drain");
         assert_eq!(by_id("fullnat").names(), ["--fullnat"]);
+        assert!(by_id("laddr").allowed_with(EditService));
+        assert!(!by_id("laddr").allowed_with(AddServer));
+        assert!(matches!(by_id("laddr").takes, Takes::RepeatedValue(_)));
         assert_eq!(by_id("fullnat").group, by_id("masquerading").group);
         assert!(by_id("fullnat").allowed_with(EditServer));
         assert!(!by_id("fullnat").allowed_with(AddService));

@@ -385,6 +385,8 @@ mod tests {
         config: Vec<u8>,
         /// The FLUSH_CONNS reply (command, attributes), or its errno.
         flush: Option<Result<(u8, Vec<u8>), i32>>,
+        /// Attributes the GET_INFO reply has after version and size.
+        info: Vec<u8>,
     }
 
     impl Transport for Fake {
@@ -403,7 +405,8 @@ mod tests {
             if cmd == uapi::RVS_CMD_GET_INFO {
                 let mut w = AttrWriter::new();
                 w.put_u32(uapi::RVS_INFO_ATTR_VERSION, uapi::RVS_VERSION_CODE)
-                    .put_u32(uapi::RVS_INFO_ATTR_CONN_TAB_SIZE, 4096);
+                    .put_u32(uapi::RVS_INFO_ATTR_CONN_TAB_SIZE, 4096)
+                    .put_raw(&self.info);
                 return Ok(Reply {
                     cmd: uapi::RVS_CMD_GET_INFO,
                     attrs: w.finish(),
@@ -865,6 +868,71 @@ mod tests {
             e.to_string()
                 .starts_with("listing connections failed: malformed reply"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn fullnat_connections_and_no_port_count() {
+        let mut fullnat = conn_reply(40962, "ESTABLISHED", 899_999);
+        let inner = msg::find_attr(&fullnat, uapi::RVS_CMD_ATTR_CONN)
+            .unwrap()
+            .unwrap()
+            .to_vec();
+        // FWD_METHOD again, FullNAT: the last one counts.
+        let mut w = AttrWriter::new();
+        w.nest(uapi::RVS_CMD_ATTR_CONN, |c| {
+            c.put_raw(&inner)
+                .put_u32(uapi::RVS_CONN_ATTR_FWD_METHOD, uapi::RVS_CONN_F_FULLNAT)
+                .put(
+                    uapi::RVS_CONN_ATTR_LADDR,
+                    &[10, 0, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+                )
+                .put_be16(uapi::RVS_CONN_ATTR_LPORT, 1025);
+        });
+        fullnat = w.finish();
+        let mut f = Fake {
+            conns: vec![fullnat, conn_reply(40964, "SYN_RECV", 59_000)],
+            ..Fake::default()
+        };
+        assert_eq!(
+            run_on(&mut f, &command(&["-L", "-n", "-c"])).unwrap(),
+            "IPVS connection entries\n\
+             pro expire state       source             virtual            destination\n\
+             TCP 14:59  ESTABLISHED 10.0.0.2:40962     10.0.100.1:80      10.0.1.1:80 local 10.0.2.1:1025\n\
+             TCP 00:59  SYN_RECV    10.0.0.2:40964     10.0.100.1:80      10.0.1.1:80\n"
+        );
+        let json = run_on(&mut f, &command(&["-Lnc", "--json"])).unwrap();
+        assert!(
+            json.contains(r#""destination":"10.0.1.1:80","forward":"fullnat","laddr":"10.0.2.1","lport":1025},"#),
+            "{json}"
+        );
+        assert!(
+            json.ends_with(
+                r#""destination":"10.0.1.1:80","forward":"masq"}]}
+"#
+            ),
+            "{json}"
+        );
+        // GET_INFO's count: in the JSON listing only, as vip_guarded.
+        let mut w = AttrWriter::new();
+        w.put(uapi::RVS_INFO_ATTR_PAD, &[])
+            .put(uapi::RVS_INFO_ATTR_VIP_GUARDED, &0u64.to_ne_bytes())
+            .put(uapi::RVS_INFO_ATTR_CONN_FLUSHED, &0u64.to_ne_bytes())
+            .put(uapi::RVS_INFO_ATTR_FULLNAT_NO_PORT, &12u64.to_ne_bytes());
+        let mut f = Fake {
+            info: w.finish(),
+            ..Fake::default()
+        };
+        assert_eq!(
+            run_on(&mut f, &command(&["-L", "--json"])).unwrap(),
+            "{\"version\":\"1.2.1\",\"conn_tab_size\":4096,\"vip_guarded\":0,\
+             \"conn_flushed\":0,\"fullnat_no_port\":12,\"services\":[]}\n"
+        );
+        assert_eq!(
+            run_on(&mut f, &command(&["-L", "-n"])).unwrap(),
+            "IP Virtual Server version 1.2.1 (size=4096)\n\
+             Prot LocalAddress:Port Scheduler Flags\n  \
+             -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n"
         );
     }
 

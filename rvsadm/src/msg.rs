@@ -556,6 +556,7 @@ pub fn parse_info(attrs: &[u8]) -> Result<Info, ParseError> {
     let mut conns: Option<ConnCounters> = None;
     let mut vip_guarded = None;
     let mut conn_flushed = None;
+    let mut fullnat_no_port = None;
     for a in Attrs::new(attrs) {
         let (ty, p) = a?;
         match ty {
@@ -577,6 +578,9 @@ pub fn parse_info(attrs: &[u8]) -> Result<Info, ParseError> {
             uapi::RVS_INFO_ATTR_CONN_FLUSHED => {
                 conn_flushed = Some(get_u64(p, "info CONN_FLUSHED")?)
             }
+            uapi::RVS_INFO_ATTR_FULLNAT_NO_PORT => {
+                fullnat_no_port = Some(get_u64(p, "info FULLNAT_NO_PORT")?)
+            }
             _ => {}
         }
     }
@@ -587,6 +591,7 @@ pub fn parse_info(attrs: &[u8]) -> Result<Info, ParseError> {
             conns,
             vip_guarded,
             conn_flushed,
+            fullnat_no_port,
         }),
         None => perr("info reply without VERSION"),
     }
@@ -625,6 +630,7 @@ pub fn parse_conn(buf: &[u8]) -> Result<Conn, ParseError> {
     let mut expires_ms = 0u32;
     let mut fwd = uapi::RVS_CONN_F_MASQ;
     let mut dest_af = None;
+    let (mut laddr, mut lport) = (None, 0u16);
     for a in Attrs::new(buf) {
         let (ty, p) = a?;
         match ty {
@@ -640,6 +646,8 @@ pub fn parse_conn(buf: &[u8]) -> Result<Conn, ParseError> {
             uapi::RVS_CONN_ATTR_EXPIRES => expires_ms = get_u32(p, "conn EXPIRES")?,
             uapi::RVS_CONN_ATTR_FWD_METHOD => fwd = get_u32(p, "conn FWD_METHOD")?,
             uapi::RVS_CONN_ATTR_DEST_AF => dest_af = Some(get_u16(p, "conn DEST_AF")?),
+            uapi::RVS_CONN_ATTR_LADDR => laddr = Some(p),
+            uapi::RVS_CONN_ATTR_LPORT => lport = get_be16(p, "conn LPORT")?,
             _ => {}
         }
     }
@@ -663,6 +671,11 @@ pub fn parse_conn(buf: &[u8]) -> Result<Conn, ParseError> {
         state,
         expires_ms,
         forward: Forward::from_code(fwd),
+        // FullNAT's local end faces the real server: its family.
+        local: match laddr {
+            Some(p) => Some((get_addr(p, dest_af.unwrap_or(af), "conn LADDR")?, lport)),
+            None => None,
+        },
     })
 }
 
@@ -1212,6 +1225,12 @@ mod tests {
             (Some(5), Some(1 << 40))
         );
         assert!(parse_info(&[attr(1, &ne32(1)), attr(9, &[0; 3])].concat()).is_err());
+        // FullNAT's no-port count, attribute 10, a u64 too.
+        assert_eq!(info.fullnat_no_port, None);
+        let counted = [attr(1, &ne32(0x010201)), attr(7, &[]), u64a(10, 3)].concat();
+        assert_eq!(parse_info(&counted).unwrap().fullnat_no_port, Some(3));
+        let e = parse_info(&[attr(1, &ne32(1)), attr(10, &[0; 2])].concat()).unwrap_err();
+        assert!(e.to_string().contains("info FULLNAT_NO_PORT"), "{e}");
     }
 
     #[test]
@@ -1375,6 +1394,7 @@ mod tests {
                 state: "ESTABLISHED".into(),
                 expires_ms: 899_999,
                 forward: Forward::Route,
+                local: None,
             }
         );
         let v6 = |s: &str| s.parse::<Ipv6Addr>().unwrap().octets();
@@ -1405,5 +1425,48 @@ mod tests {
         let e = parse_conn(&no_daddr).unwrap_err();
         assert!(e.to_string().contains("DADDR"), "{e}");
         assert!(parse_conn(&conn_bytes(10, &[0; 4], &[0; 16], &[0; 16])).is_err());
+    }
+
+    #[test]
+    fn parse_fullnat_conn_local_end() {
+        let a16 = |a: [u8; 4]| {
+            let mut b = [0u8; 16];
+            b[..4].copy_from_slice(&a);
+            b
+        };
+        let mut inner = conn_bytes(
+            2,
+            &a16([10, 0, 0, 2]),
+            &a16([10, 0, 100, 1]),
+            &a16([10, 0, 1, 1]),
+        );
+        inner.extend(attr(13, &a16([10, 0, 2, 1])));
+        inner.extend(attr(14, &1025u16.to_be_bytes()));
+        let c = parse_conn(&inner).unwrap();
+        assert_eq!(c.local, Some(("10.0.2.1".parse().unwrap(), 1025)));
+        let v6 = |s: &str| s.parse::<Ipv6Addr>().unwrap().octets();
+        let mut inner6 = conn_bytes(
+            10,
+            &v6("2001:db8::2"),
+            &v6("2001:db8::1"),
+            &v6("2001:db8::3"),
+        );
+        inner6.extend(attr(14, &65535u16.to_be_bytes()));
+        inner6.extend(attr(13, &v6("fd00:2::1")));
+        assert_eq!(
+            parse_conn(&inner6).unwrap().local,
+            Some(("fd00:2::1".parse().unwrap(), 65535))
+        );
+        // A short address, a port that is not a u16: errors.
+        let mut bad = inner6.clone();
+        bad.extend(attr(13, &[1, 2, 3, 4]));
+        let e = parse_conn(&bad).unwrap_err();
+        assert!(e.to_string().contains("conn LADDR"), "{e}");
+        let mut bad = inner.clone();
+        bad.extend(attr(14, &ne32(1)));
+        assert!(parse_conn(&bad)
+            .unwrap_err()
+            .to_string()
+            .contains("conn LPORT"));
     }
 }

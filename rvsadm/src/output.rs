@@ -492,9 +492,10 @@ pub fn fmt_expire(ms: u32) -> String {
 }
 
 /// One line of `-L -c` (without newline), ipvsadm's
-/// `"%-3s %-6s %-11s %-18s %-18s %s"`.
+/// `"%-3s %-6s %-11s %-18s %-18s %s"`; a FullNAT connection's local end
+/// follows as ` local LADDR:LPORT` (other lines stay ipvsadm's).
 pub fn conn_line(c: &Conn) -> String {
-    format!(
+    let mut line = format!(
         "{:<3} {:<6} {:<11} {:<18} {:<18} {}",
         c.protocol.label(),
         fmt_expire(c.expires_ms),
@@ -502,7 +503,12 @@ pub fn conn_line(c: &Conn) -> String {
         fmt_addr_port(&c.caddr, c.cport),
         fmt_addr_port(&c.vaddr, c.vport),
         fmt_addr_port(&c.daddr, c.dport)
-    )
+    );
+    if let Some((addr, port)) = &c.local {
+        line.push_str(" local ");
+        line.push_str(&fmt_addr_port(addr, *port));
+    }
+    line
 }
 
 #[derive(Serialize)]
@@ -515,6 +521,11 @@ struct JsonConn<'a> {
     virtual_: String,
     destination: String,
     forward: String,
+    /// FullNAT only: the local address (without brackets) and port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    laddr: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lport: Option<u16>,
 }
 
 /// Opens the JSON of `-L -c --json`; entries follow, each preceded by a
@@ -534,6 +545,8 @@ pub fn conn_json(c: &Conn) -> String {
         virtual_: fmt_addr_port(&c.vaddr, c.vport),
         destination: fmt_addr_port(&c.daddr, c.dport),
         forward: c.forward.label().to_ascii_lowercase(),
+        laddr: c.local.map(|(a, _)| a.to_string()),
+        lport: c.local.map(|(_, p)| p),
     };
     serde_json::to_string(&j).expect("serialising plain data cannot fail")
 }
@@ -567,6 +580,9 @@ struct JsonTable<'a> {
     /// Connections ended by flushes and drains.
     #[serde(skip_serializing_if = "Option::is_none")]
     conn_flushed: Option<u64>,
+    /// New FullNAT connections dropped: no free local port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fullnat_no_port: Option<u64>,
     services: Vec<JsonService<'a>>,
 }
 
@@ -687,6 +703,7 @@ pub fn format_json(info: &Info, entries: &[Entry]) -> String {
         }),
         vip_guarded: info.vip_guarded,
         conn_flushed: info.conn_flushed,
+        fullnat_no_port: info.fullnat_no_port,
         services: entries
             .iter()
             .map(|e| {
@@ -825,6 +842,7 @@ mod tests {
             conns: None,
             vip_guarded: None,
             conn_flushed: None,
+            fullnat_no_port: None,
         }
     }
 
@@ -1240,6 +1258,15 @@ SCTP [2001:db8::1]:5672 sh persistent 60 mask 64\n\
             format_json(&i, &[]),
             "{\"version\":\"1.2.1\",\"conn_tab_size\":4096,\"vip_guarded\":4,\"conn_flushed\":9,\"services\":[]}\n"
         );
+        // FullNAT's no-port drops after them, absent when not reported.
+        i.fullnat_no_port = Some(0);
+        assert_eq!(
+            format_json(&i, &[]),
+            "{\"version\":\"1.2.1\",\"conn_tab_size\":4096,\"vip_guarded\":4,\"conn_flushed\":9,\"fullnat_no_port\":0,\"services\":[]}\n"
+        );
+        i.conn_flushed = None;
+        i.fullnat_no_port = Some(7);
+        assert!(format_json(&i, &[]).contains("\"vip_guarded\":4,\"fullnat_no_port\":7,"));
     }
 
     /// A FullNAT server: "FullNat" in the Forward column (as wide as
@@ -1586,6 +1613,7 @@ TCP  10.0.0.1:80                         1       12       10      900  250000K\n
             state: state.into(),
             expires_ms: ms,
             forward: Forward::Masq,
+            local: None,
         }
     }
 
@@ -1645,5 +1673,36 @@ TCP  10.0.0.1:80                         1       12       10      900  250000K\n
         );
         assert_eq!(fmt_expire(0), "00:00");
         assert_eq!(fmt_expire(61_500), "01:01");
+        // FullNAT: the local end after the destination, IPv6 in
+        // brackets; "laddr" and "lport" in JSON (absent for others).
+        let mut f = conn(
+            "10.0.0.2",
+            40962,
+            "10.0.100.1",
+            "10.0.1.1",
+            "ESTABLISHED",
+            899_999,
+        );
+        f.forward = Forward::FullNat;
+        f.local = Some(("10.0.2.1".parse().unwrap(), 1025));
+        assert_eq!(
+            conn_line(&f),
+            "TCP 14:59  ESTABLISHED 10.0.0.2:40962     10.0.100.1:80      10.0.1.1:8080 local 10.0.2.1:1025"
+        );
+        assert_eq!(
+            conn_json(&f),
+            r#"{"protocol":"tcp","expire_ms":899999,"state":"ESTABLISHED","client":"10.0.0.2:40962","virtual":"10.0.100.1:80","destination":"10.0.1.1:8080","forward":"fullnat","laddr":"10.0.2.1","lport":1025}"#
+        );
+        r.forward = Forward::FullNat;
+        r.local = Some(("fd00:2::1".parse().unwrap(), 65535));
+        assert_eq!(
+            conn_line(&r),
+            "TCP 01:00  CLOSE_WAIT  [2001:db8:1:2:3:4:5:6]:65535 [2001:db8::1]:80   [2001:db8::3]:8080 local [fd00:2::1]:65535"
+        );
+        assert!(
+            conn_json(&r).ends_with(r#""forward":"fullnat","laddr":"fd00:2::1","lport":65535}"#),
+            "{}",
+            conn_json(&r)
+        );
     }
 }

@@ -469,6 +469,10 @@ pub struct Conn {
     /// Milliseconds until the entry expires.
     pub expires_ms: u32,
     pub forward: Forward,
+    /// A FullNAT connection's local end, the address and port its packets
+    /// leave the director from toward the real server
+    /// (`RVS_CONN_ATTR_LADDR`, `RVS_CONN_ATTR_LPORT`); `None` for others.
+    pub local: Option<(IpAddr, u16)>,
 }
 
 /// GET_INFO reply.
@@ -486,6 +490,9 @@ pub struct Info {
     /// Connections ended by flushes (`--flush-conns`) and drains (rvs
     /// addition; absent from older modules).
     pub conn_flushed: Option<u64>,
+    /// New FullNAT connections dropped for want of a free local port
+    /// (rvs addition; absent from older modules).
+    pub fullnat_no_port: Option<u64>,
 }
 
 /// The connection table's size and flood counters (GET_INFO, rvs addition).

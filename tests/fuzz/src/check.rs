@@ -104,6 +104,79 @@ fn check_ext_ack(tlvs: &[u8], orig_len: usize) -> Result<(), String> {
     })
 }
 
+/// A service nest of a NEW_SERVICE reply: its attributes well formed,
+/// and FullNAT's LADDRS (13) a nest of at most `RVS_LADDRS_MAX`
+/// `RVS_LADDR_ATTR_ADDR`s of 4 or 16 bytes, 16 in an IPv6 service.
+fn check_service(svc: &[u8]) -> Result<(), String> {
+    let mut af = None;
+    let mut lens = Vec::new();
+    walk_attrs(svc, |kind, v| {
+        match kind & NLA_TYPE_MASK {
+            RVS_SVC_ATTR_AF if v.len() == 2 => af = Some(u16_at(v, 0)),
+            RVS_SVC_ATTR_LADDRS => {
+                if kind & NLA_F_NESTED == 0 {
+                    return Err("service LADDRS without NLA_F_NESTED".into());
+                }
+                walk_attrs(v, |k, a| {
+                    if k != RVS_LADDR_ATTR_ADDR {
+                        return Err(format!("attribute {k:#x} in a service's LADDRS"));
+                    }
+                    lens.push(a.len());
+                    Ok(())
+                })?;
+            }
+            _ => {}
+        }
+        Ok(())
+    })?;
+    if lens.len() > RVS_LADDRS_MAX {
+        return Err(format!("{} local addresses in a service", lens.len()));
+    }
+    let ok = |n: &usize| *n == 16 || (*n == 4 && af != Some(10));
+    match lens.iter().find(|n| !ok(n)) {
+        Some(n) => Err(format!(
+            "a local address of {n} bytes in a service of family {af:?}"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A connection nest of a GET_CONN reply: FullNAT's LADDR (16 bytes) and
+/// LPORT (2) come together, in FullNAT connections only.
+fn check_conn(conn: &[u8]) -> Result<(), String> {
+    let (mut laddr, mut lport, mut fwd) = (false, false, None);
+    walk_attrs(conn, |kind, v| {
+        let want = match kind & NLA_TYPE_MASK {
+            RVS_CONN_ATTR_LADDR => {
+                laddr = true;
+                16
+            }
+            RVS_CONN_ATTR_LPORT => {
+                lport = true;
+                2
+            }
+            RVS_CONN_ATTR_FWD_METHOD if v.len() == 4 => {
+                fwd = Some(u32_at(v, 0) & RVS_CONN_F_FWD_MASK);
+                return Ok(());
+            }
+            _ => return Ok(()),
+        };
+        if v.len() != want {
+            return Err(format!("connection attribute {kind} is {} bytes", v.len()));
+        }
+        Ok(())
+    })?;
+    if laddr != lport {
+        return Err("a connection with only one of LADDR and LPORT".into());
+    }
+    if laddr && fwd != Some(RVS_CONN_F_FULLNAT) {
+        return Err(format!(
+            "LADDR and LPORT in a connection of forwarding method {fwd:?}"
+        ));
+    }
+    Ok(())
+}
+
 fn check_reply(p: &[u8]) -> Result<u8, String> {
     if p.len() < GENL_HDRLEN {
         return Err("family message without a genl header".into());
@@ -122,7 +195,7 @@ fn check_reply(p: &[u8]) -> Result<u8, String> {
                     _ => Ok(()),
                 })
             } else if t == RVS_CMD_ATTR_SERVICE && kind & NLA_F_NESTED != 0 {
-                walk_attrs(inner, |_, _| Ok(()))
+                check_service(inner)
             } else {
                 Err(format!("unexpected attribute {kind:#x} in a {cmd} reply"))
             }
@@ -143,7 +216,7 @@ fn check_reply(p: &[u8]) -> Result<u8, String> {
         })?,
         RVS_CMD_GET_CONN => walk_attrs(attrs, |kind, inner| {
             if kind & NLA_TYPE_MASK == RVS_CMD_ATTR_CONN && kind & NLA_F_NESTED != 0 {
-                walk_attrs(inner, |_, _| Ok(()))
+                check_conn(inner)
             } else {
                 Err(format!(
                     "unexpected attribute {kind:#x} in a connection reply"
@@ -152,11 +225,12 @@ fn check_reply(p: &[u8]) -> Result<u8, String> {
         })?,
         // Version and table size (u32), entry count (u32), then the table's
         // memory, refused and evicted counters (u64), their pad, the VIP
-        // port guard's count and the connections flushed (u64).
+        // port guard's count, the connections flushed and the FullNAT
+        // connections dropped for want of a local port (u64).
         RVS_CMD_GET_INFO => walk_attrs(attrs, |kind, v| {
             let want = match kind & NLA_TYPE_MASK {
                 1..=3 => 4,
-                4..=6 | 8 | 9 => 8,
+                4..=6 | 8..=10 => 8,
                 7 => 0,
                 _ => return Err(format!("unknown GET_INFO attribute {kind}")),
             };
@@ -405,6 +479,107 @@ mod tests {
             }])
         );
         assert!(dest(Attr::u16(RVS_DEST_ATTR_DRAIN, 25)).is_err());
+        // A service's local addresses: a nest of at most 64 ADDRs of 4 or
+        // 16 bytes (16 in an IPv6 service).
+        let service = |attrs: Vec<Attr>| {
+            let mut p = vec![RVS_CMD_NEW_SERVICE, 1, 0, 0];
+            Attr::nest(RVS_CMD_ATTR_SERVICE, attrs).encode(&mut p);
+            let mut m = nlmsg(0x20, NLM_F_MULTI, 13, &p);
+            m[12..16].copy_from_slice(&77u32.to_ne_bytes());
+            parse_datagram(&m, 77, 0x20)
+        };
+        let addr = |n: usize| Attr::raw(RVS_LADDR_ATTR_ADDR, &vec![10; n]);
+        let af = |a: u16| Attr::u16(RVS_SVC_ATTR_AF, a);
+        let laddrs = |v: Vec<Attr>| Attr::nest(RVS_SVC_ATTR_LADDRS, v);
+        for ok in [
+            vec![af(2), laddrs(vec![addr(16), addr(16)])],
+            vec![laddrs(vec![addr(4)]), af(2)],
+            vec![af(10), laddrs(vec![addr(16); 64])],
+            vec![af(2), laddrs(vec![])],
+            vec![af(2)],
+        ] {
+            assert_eq!(
+                service(ok.clone()),
+                Ok(vec![Answer::Reply {
+                    seq: 13,
+                    cmd: RVS_CMD_NEW_SERVICE
+                }]),
+                "{ok:?}"
+            );
+        }
+        for bad in [
+            vec![af(2), laddrs(vec![addr(16); 65])],
+            vec![af(10), laddrs(vec![addr(4)])],
+            vec![af(2), laddrs(vec![addr(5)])],
+            vec![af(2), laddrs(vec![Attr::raw(2, &[10; 16])])],
+            vec![
+                af(2),
+                laddrs(vec![Attr::nest(RVS_LADDR_ATTR_ADDR, vec![addr(16)])]),
+            ],
+            vec![
+                af(2),
+                Attr::raw(RVS_SVC_ATTR_LADDRS, &encode_attrs(&[addr(16)])),
+            ],
+        ] {
+            assert!(service(bad.clone()).is_err(), "{bad:?}");
+        }
+        // A FullNAT connection's local end: LADDR (16 bytes) and LPORT
+        // (2) together, and only with forwarding method 5.
+        let conn = |attrs: Vec<Attr>| {
+            let mut p = vec![RVS_CMD_GET_CONN, 1, 0, 0];
+            Attr::nest(RVS_CMD_ATTR_CONN, attrs).encode(&mut p);
+            let mut m = nlmsg(0x20, NLM_F_MULTI, 14, &p);
+            m[12..16].copy_from_slice(&77u32.to_ne_bytes());
+            parse_datagram(&m, 77, 0x20)
+        };
+        let fwd = |f: u32| Attr::u32(RVS_CONN_ATTR_FWD_METHOD, f);
+        let la = |n: usize| Attr::raw(RVS_CONN_ATTR_LADDR, &vec![10; n]);
+        let lp = Attr::be16(RVS_CONN_ATTR_LPORT, 1025);
+        for ok in [
+            vec![fwd(5), la(16), lp.clone()],
+            vec![lp.clone(), la(16), fwd(0x100 | 5)],
+            vec![fwd(0)],
+            vec![fwd(5)],
+        ] {
+            assert_eq!(
+                conn(ok.clone()),
+                Ok(vec![Answer::Reply {
+                    seq: 14,
+                    cmd: RVS_CMD_GET_CONN
+                }]),
+                "{ok:?}"
+            );
+        }
+        for bad in [
+            vec![fwd(5), la(4), lp.clone()],
+            vec![fwd(5), la(16), Attr::u32(RVS_CONN_ATTR_LPORT, 1025)],
+            vec![fwd(5), la(16)],
+            vec![fwd(5), lp.clone()],
+            vec![fwd(0), la(16), lp.clone()],
+            vec![la(16), lp.clone()],
+        ] {
+            assert!(conn(bad.clone()).is_err(), "{bad:?}");
+        }
+        // GET_INFO: the no-port count (10) is a u64, and 11 is unknown.
+        let info = |attrs: &[Attr]| {
+            let mut p = vec![RVS_CMD_GET_INFO, 1, 0, 0];
+            for a in attrs {
+                a.encode(&mut p);
+            }
+            let mut m = nlmsg(0x20, 0, 15, &p);
+            m[12..16].copy_from_slice(&77u32.to_ne_bytes());
+            parse_datagram(&m, 77, 0x20)
+        };
+        let no_port = Attr::raw(RVS_INFO_ATTR_FULLNAT_NO_PORT, &7u64.to_ne_bytes());
+        assert_eq!(
+            info(&[Attr::u32(RVS_INFO_ATTR_VERSION, 1), pad.clone(), no_port]),
+            Ok(vec![Answer::Reply {
+                seq: 15,
+                cmd: RVS_CMD_GET_INFO
+            }])
+        );
+        assert!(info(&[Attr::u32(RVS_INFO_ATTR_FULLNAT_NO_PORT, 7)]).is_err());
+        assert!(info(&[Attr::raw(11, &7u64.to_ne_bytes())]).is_err());
         // A reply whose nest overruns.
         let mut bad = d.clone();
         bad[16 + 4] = 0xff;

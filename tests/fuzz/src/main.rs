@@ -358,6 +358,17 @@ impl Fuzzer {
                 Attr::nest(RVS_CMD_ATTR_SERVICE, v)
             };
             self.control(GenlMsg::new(RVS_CMD_NEW_SERVICE, vec![key(true)]))?;
+            // FullNAT: the first five get local addresses (a separate
+            // edit, so a refused one leaves the service) and a FullNAT
+            // second real server, so dumps carry LADDRS and method 5.
+            let fullnat = h <= 5;
+            if fullnat {
+                let mut svc = key(true);
+                if let Body::Nest(v) = &mut svc.body {
+                    v.push(laddrs_of_kind(&mut self.rng, 2, 0));
+                }
+                self.control(GenlMsg::new(RVS_CMD_SET_SERVICE, vec![svc]))?;
+            }
             if h <= 10 {
                 for d in 1..=2u8 {
                     let dest = Attr::nest(
@@ -368,7 +379,14 @@ impl Fuzzer {
                                 &[10, 0, 203, d, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
                             ),
                             Attr::be16(RVS_DEST_ATTR_PORT, 80),
-                            Attr::u32(RVS_DEST_ATTR_FWD_METHOD, 0),
+                            Attr::u32(
+                                RVS_DEST_ATTR_FWD_METHOD,
+                                if fullnat && d == 2 {
+                                    RVS_CONN_F_FULLNAT
+                                } else {
+                                    0
+                                },
+                            ),
                             Attr::u32(RVS_DEST_ATTR_WEIGHT, 1),
                             Attr::u32(RVS_DEST_ATTR_U_THRESH, 0),
                             Attr::u32(RVS_DEST_ATTR_L_THRESH, 0),
@@ -710,6 +728,13 @@ fn main() {
         exit(2)
     });
     println!("rvs-nlfuzz: family {} has id {family}", o.family);
+    let host = sock::host_addrs();
+    println!(
+        "rvs-nlfuzz: {} IPv4 and {} IPv6 addresses of this namespace for FullNAT local addresses",
+        host.0.len(),
+        host.1.len()
+    );
+    let _ = HOST_ADDRS.set(host);
     let mut f = Fuzzer {
         rng: Rng::new(o.seed),
         sock,

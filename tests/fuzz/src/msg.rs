@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+use std::sync::OnceLock;
+
 use crate::rng::Rng;
 
 pub const NLMSG_HDRLEN: usize = 16;
@@ -168,6 +170,144 @@ fn addr16(v4: [u8; 4]) -> Vec<u8> {
     a
 }
 
+/// The namespace's own addresses (`sock::host_addrs`, set once at the
+/// start): valid FullNAT local addresses are mostly drawn from them, so a
+/// module that wants local addresses to be the director's takes them.
+/// Without them (unit tests, a namespace with none) the pools below serve.
+pub static HOST_ADDRS: OnceLock<HostAddrs> = OnceLock::new();
+
+/// A namespace's IPv4 and IPv6 addresses.
+pub type HostAddrs = (Vec<[u8; 4]>, Vec<[u8; 16]>);
+
+/// A unicast local address of family `af` (a pool of the fuzzer's own
+/// or, mostly, the namespace's), in the form a client sends: IPv6 in 16
+/// bytes, IPv4 in 4 or 16 (both are taken).
+fn laddr_bytes(r: &mut Rng, af: u16) -> Vec<u8> {
+    let host = HOST_ADDRS.get();
+    let n = 1 + r.below(16) as u8;
+    // Drawn whether or not there are host addresses, so that the rest of
+    // a seed's run does not depend on them.
+    let from_host = r.chance(3, 4);
+    let which = r.next_u64() as usize;
+    if af == 10 {
+        match host.map(|h| &h.1[..]) {
+            Some(v6) if !v6.is_empty() && from_host => v6[which % v6.len()].to_vec(),
+            _ => {
+                let mut a = vec![0xfd, 0, 2, 4];
+                a.extend_from_slice(&[0; 11]);
+                a.push(n);
+                a
+            }
+        }
+    } else {
+        let a = match host.map(|h| &h.0[..]) {
+            Some(v4) if !v4.is_empty() && from_host => v4[which % v4.len()],
+            _ => [10, 0, 204, n],
+        };
+        if r.chance(1, 2) {
+            a.to_vec()
+        } else {
+            addr16(a)
+        }
+    }
+}
+
+/// The kinds of `RVS_SVC_ATTR_LADDRS` nests [`laddrs`] makes, in order.
+pub const LADDRS_KINDS: &[&str] = &[
+    "valid",
+    "empty",
+    "over-long",
+    "wrong-length",
+    "wrong-type",
+    "not-unicast",
+    "not-nested",
+];
+
+/// A service's local addresses (`RVS_SVC_ATTR_LADDRS`) for family `af`,
+/// of kind `LADDRS_KINDS[kind]`: a few valid ones (duplicates possible),
+/// an empty nest (clears them), 64 or 65 (one past `RVS_LADDRS_MAX`),
+/// entries of a wrong length, of a wrong inner type (or nested), of a
+/// loopback, multicast, broadcast or unspecified address, or the list
+/// without its NLA_F_NESTED flag.
+pub fn laddrs_of_kind(r: &mut Rng, af: u16, kind: usize) -> Attr {
+    let addr = |r: &mut Rng| Attr::raw(RVS_LADDR_ATTR_ADDR, &laddr_bytes(r, af));
+    let v6 = af == 10;
+    let children = match kind {
+        0 => (0..r.range(1, 4)).map(|_| addr(r)).collect(),
+        1 => vec![],
+        2 => {
+            let n = r.pick(&[RVS_LADDRS_MAX, RVS_LADDRS_MAX + 1]);
+            (1..=n)
+                .map(|i| {
+                    let i = i as u8;
+                    if v6 {
+                        let mut a = vec![0xfd, 0, 2, 5];
+                        a.extend_from_slice(&[0; 11]);
+                        a.push(i);
+                        Attr::raw(RVS_LADDR_ATTR_ADDR, &a)
+                    } else {
+                        Attr::raw(RVS_LADDR_ATTR_ADDR, &[10, 0, 205, i])
+                    }
+                })
+                .collect()
+        }
+        3 => {
+            let n = r.pick(&[0usize, 1, 3, 5, 8, 15, 17, 20]);
+            let mut v = vec![addr(r)];
+            v.insert(
+                r.below(2) as usize,
+                Attr::raw(RVS_LADDR_ATTR_ADDR, &r.bytes(n)),
+            );
+            v
+        }
+        4 => {
+            let bytes = laddr_bytes(r, af);
+            let bad = match r.below(3) {
+                0 => Attr::raw(
+                    r.pick(&[0, RVS_LADDR_ATTR_MAX + 1, 7, NLA_TYPE_MASK]),
+                    &bytes,
+                ),
+                1 => Attr::nest(
+                    RVS_LADDR_ATTR_ADDR,
+                    vec![Attr::raw(RVS_LADDR_ATTR_ADDR, &bytes)],
+                ),
+                _ => Attr::raw(RVS_LADDR_ATTR_ADDR | NLA_F_NET_BYTEORDER, &bytes),
+            };
+            vec![addr(r), bad]
+        }
+        5 => {
+            let a: Vec<u8> = if v6 {
+                let mut lo = vec![0; 16];
+                match r.below(3) {
+                    0 => lo[15] = 1,
+                    1 => {}
+                    _ => {
+                        lo[0] = 0xff;
+                        lo[1] = 2;
+                        lo[15] = 1;
+                    }
+                }
+                lo
+            } else {
+                addr16(r.pick(&[[127, 0, 0, 1], [0; 4], [255; 4], [224, 0, 0, 1]]))
+            };
+            vec![Attr::raw(RVS_LADDR_ATTR_ADDR, &a)]
+        }
+        _ => return Attr::raw(RVS_SVC_ATTR_LADDRS, &encode_attrs(&[addr(r), addr(r)])),
+    };
+    Attr::nest(RVS_SVC_ATTR_LADDRS, children)
+}
+
+/// [`laddrs_of_kind`] of a random kind, valid ones most often.
+pub fn laddrs(r: &mut Rng, af: u16) -> Attr {
+    let kind = if r.chance(1, 3) {
+        0
+    } else {
+        r.below(LADDRS_KINDS.len() as u64) as usize
+    };
+    laddrs_of_kind(r, af, kind)
+}
+
 const SCHEDS: &[&str] = &[
     "rr", "wrr", "lc", "wlc", "sh", "mh", "dh", "sed", "nq", "fo", "nosuch", "",
 ];
@@ -233,6 +373,10 @@ pub fn service(r: &mut Rng, full: bool) -> Attr {
         if r.chance(1, 10) {
             v.push(Attr::raw(RVS_SVC_ATTR_PE_NAME, b"sip\0"));
         }
+        if r.chance(1, 4) {
+            // FullNAT's local addresses: set, cleared or wrong.
+            v.push(laddrs(r, af));
+        }
     }
     if r.chance(1, 4) {
         // Rotate: attribute order must not matter.
@@ -257,7 +401,8 @@ pub fn destination(r: &mut Rng, full: bool) -> Attr {
             if r.chance(1, 8) {
                 r.interesting_u32()
             } else {
-                r.pick(&[0, 2, 3])
+                // NAT, tunnel, direct routing, FullNAT.
+                r.pick(&[0, 2, 3, 5])
             },
         ));
         v.push(Attr::u32(
@@ -412,7 +557,8 @@ mod tests {
                 let m = valid(&mut r, c);
                 let p = m.payload();
                 assert_eq!(p[0], c);
-                assert!(p.len() < 1024, "cmd {c}: {} bytes", p.len());
+                // 65 IPv6 local addresses (over-long LADDRS) take 1,300.
+                assert!(p.len() < 2048, "cmd {c}: {} bytes", p.len());
                 if c == RVS_CMD_NEW_SERVICE {
                     assert_eq!(m.attrs[0].kind, RVS_CMD_ATTR_SERVICE | NLA_F_NESTED);
                 }
@@ -439,6 +585,99 @@ mod tests {
         }
         assert!((50..200).contains(&drains), "{drains} drains");
         assert!((100..200).contains(&with_dest), "{with_dest} with a DEST");
+    }
+
+    /// Every kind of LADDRS nest comes up, in services of add and edit
+    /// requests; FullNAT is among the forwarding methods.
+    #[test]
+    fn fullnat_attributes() {
+        let mut r = Rng::new(13);
+        let mut seen = std::collections::BTreeSet::new();
+        let mut fullnat = 0;
+        for _ in 0..2000 {
+            let m = valid(&mut r, RVS_CMD_NEW_SERVICE);
+            let Body::Nest(svc) = &m.attrs[0].body else {
+                panic!("SERVICE not nested")
+            };
+            for a in svc
+                .iter()
+                .filter(|a| a.kind & NLA_TYPE_MASK == RVS_SVC_ATTR_LADDRS)
+            {
+                seen.insert(match &a.body {
+                    Body::Raw(_) => "not-nested",
+                    Body::Nest(c) if c.is_empty() => "empty",
+                    Body::Nest(c) if c.len() > RVS_LADDRS_MAX => "over-long",
+                    Body::Nest(_) => "listed",
+                });
+            }
+            let d = valid(&mut r, RVS_CMD_NEW_DEST);
+            let Body::Nest(dest) = &d.attrs[1].body else {
+                panic!("DEST not nested")
+            };
+            fullnat += dest
+                .iter()
+                .filter(|a| {
+                    a.kind == RVS_DEST_ATTR_FWD_METHOD
+                        && a.body == Body::Raw(5u32.to_ne_bytes().to_vec())
+                })
+                .count();
+        }
+        assert_eq!(seen.len(), 4, "{seen:?}");
+        assert!(fullnat > 100, "{fullnat} FullNAT real servers");
+        // Each kind, for both families, as documented.
+        for af in [2u16, 10] {
+            let size = if af == 10 { 16 } else { 4 };
+            for (kind, name) in LADDRS_KINDS.iter().enumerate() {
+                for _ in 0..20 {
+                    let a = laddrs_of_kind(&mut r, af, kind);
+                    let (nested, children) = match &a.body {
+                        Body::Nest(c) => (true, c.clone()),
+                        Body::Raw(_) => (false, vec![]),
+                    };
+                    assert_eq!(a.kind & NLA_TYPE_MASK, RVS_SVC_ATTR_LADDRS);
+                    assert_eq!(nested, *name != "not-nested", "{name}");
+                    let raw_len = |c: &Attr| match &c.body {
+                        Body::Raw(b) => Some(b.len()),
+                        Body::Nest(_) => None,
+                    };
+                    let well_formed = |c: &Attr| {
+                        c.kind == RVS_LADDR_ATTR_ADDR
+                            && matches!(raw_len(c), Some(n) if n == size || n == 16)
+                    };
+                    match *name {
+                        "valid" => assert!(
+                            (1..=4).contains(&children.len()) && children.iter().all(well_formed)
+                        ),
+                        "empty" => assert!(children.is_empty()),
+                        "over-long" => {
+                            assert!([64, 65].contains(&children.len()));
+                            assert!(children.iter().all(well_formed));
+                        }
+                        "wrong-length" => {
+                            assert!(children.iter().any(|c| !matches!(raw_len(c), Some(4 | 16))))
+                        }
+                        "wrong-type" => assert!(!children
+                            .iter()
+                            .all(|c| c.kind == RVS_LADDR_ATTR_ADDR && raw_len(c).is_some())),
+                        "not-unicast" => assert_eq!(children.len(), 1),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        // The namespace's addresses, once known, are the valid ones.
+        let _ = HOST_ADDRS.set((vec![[192, 0, 2, 7]], vec![]));
+        let mut from_host = 0;
+        for _ in 0..200 {
+            let Body::Nest(c) = laddrs_of_kind(&mut r, 2, 0).body else {
+                panic!()
+            };
+            from_host += c
+                .iter()
+                .filter(|a| matches!(&a.body, Body::Raw(b) if b[..4] == [192, 0, 2, 7]))
+                .count();
+        }
+        assert!(from_host > 100, "{from_host}");
     }
 
     #[test]

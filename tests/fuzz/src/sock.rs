@@ -132,3 +132,66 @@ impl Drop for NlSock {
         unsafe { libc::close(self.fd) };
     }
 }
+
+/// The unicast addresses of this network namespace's interfaces (not
+/// loopback, multicast, broadcast, unspecified or IPv6 link-local), IPv4
+/// and IPv6, from getifaddrs(3): local addresses a module that wants
+/// them to be the director's own accepts. Empty lists if it fails.
+pub fn host_addrs() -> crate::msg::HostAddrs {
+    let (mut v4, mut v6) = (Vec::new(), Vec::new());
+    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills `head` with a list it allocates, which is
+    // only read below and freed once, by freeifaddrs; each `ifa_addr`,
+    // when not null, points to a sockaddr of the family it names.
+    unsafe {
+        if libc::getifaddrs(&mut head) != 0 {
+            return (v4, v6);
+        }
+        let mut p = head;
+        while !p.is_null() {
+            let sa = (*p).ifa_addr;
+            if !sa.is_null() {
+                match i32::from((*sa).sa_family) {
+                    libc::AF_INET => {
+                        let sin = &*(sa as *const libc::sockaddr_in);
+                        v4.push(sin.sin_addr.s_addr.to_ne_bytes());
+                    }
+                    libc::AF_INET6 => {
+                        let sin6 = &*(sa as *const libc::sockaddr_in6);
+                        v6.push(sin6.sin6_addr.s6_addr);
+                    }
+                    _ => {}
+                }
+            }
+            p = (*p).ifa_next;
+        }
+        libc::freeifaddrs(head);
+    }
+    v4.retain(|a| {
+        let ip = std::net::Ipv4Addr::from(*a);
+        !(ip.is_loopback() || ip.is_multicast() || ip.is_broadcast() || ip.is_unspecified())
+    });
+    v6.retain(|a| {
+        let ip = std::net::Ipv6Addr::from(*a);
+        let link_local = a[0] == 0xfe && a[1] & 0xc0 == 0x80;
+        !(ip.is_loopback() || ip.is_multicast() || ip.is_unspecified() || link_local)
+    });
+    v4.dedup();
+    v6.dedup();
+    (v4, v6)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_addrs_are_unicast() {
+        let (v4, v6) = host_addrs();
+        assert!(v4.iter().all(|a| a[0] != 127 && *a != [0; 4]), "{v4:?}");
+        assert!(
+            v6.iter().all(|a| a[0] != 0xff && a[..15] != [0; 15]),
+            "{v6:?}"
+        );
+    }
+}

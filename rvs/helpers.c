@@ -429,6 +429,13 @@ void rvs_skb_set_transport_header(struct sk_buff *skb, int offset)
 	skb_set_transport_header(skb, offset);
 }
 
+/* Moves a CHECKSUM_PARTIAL packet's checksum start by delta bytes. */
+void rvs_skb_move_csum_start(struct sk_buff *skb, int delta)
+{
+	if (skb->ip_summed == CHECKSUM_PARTIAL)
+		skb->csum_start += delta;
+}
+
 void rvs_icmp_send(struct sk_buff *skb, u8 type, u8 code, __be32 info)
 {
 	icmp_send(skb, type, code, info);

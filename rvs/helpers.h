@@ -91,6 +91,7 @@ int rvs_skb_cow_head(struct sk_buff *skb, unsigned int headroom);
 unsigned int rvs_skb_headroom(const struct sk_buff *skb);
 void rvs_skb_reset_network_header(struct sk_buff *skb);
 void rvs_skb_set_transport_header(struct sk_buff *skb, int offset);
+void rvs_skb_move_csum_start(struct sk_buff *skb, int delta);
 void rvs_icmp_send(struct sk_buff *skb, u8 type, u8 code, __be32 info);
 bool rvs_skb_pull_to(struct sk_buff *skb, unsigned int off, unsigned int ihl);
 

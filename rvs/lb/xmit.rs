@@ -183,9 +183,6 @@ fn wants_toa(skb: &mut Skb<'_>, pkt: &Packet, conn: &Conn, mtu: u32) -> bool {
     if f.syn || f.rst || !(2..=fullnat::TOA_LAST_PACKET).contains(&n) || skb.is_gso() {
         return false;
     }
-    if skb.csum_partial() {
-        return false;
-    }
     let len = toa_len(pkt.ip.af);
     skb.len() + len <= mtu as usize
         && tcp_hlen(skb, pkt).is_some_and(|h| fullnat::toa_fits(h, len))
@@ -210,8 +207,8 @@ fn tcp_hlen(skb: &mut Skb<'_>, pkt: &Packet) -> Option<usize> {
 /// Appends the TOA option with client `caddr:cport` to the packet's TCP
 /// options, and fixes the data offset, the IP length (and IPv4 header
 /// checksum) and the TCP checksum, which changes by the option's words,
-/// the data offset's word and the pseudo-header's length. The packet has
-/// its full checksum (not CHECKSUM_PARTIAL: `wants_toa`).
+/// the data offset's word and the pseudo-header's length (for a
+/// CHECKSUM_PARTIAL packet only the latter: the rest is summed later).
 fn insert_toa(skb: &mut Skb<'_>, pkt: &Packet, caddr: &[u8; 16], cport: u16) -> Result {
     let af = pkt.ip.af;
     let l4 = pkt.ip.l4_offset;
@@ -245,7 +242,10 @@ fn insert_toa(skb: &mut Skb<'_>, pkt: &Packet, caddr: &[u8; 16], cport: u16) -> 
         }
     }
     skb.csum_replace2(check_at, old_word, new_word);
-    skb.csum_replace2(check_at, old_tcp_len.to_be_bytes(), new_tcp_len.to_be_bytes());
+    // The pseudo-header's length, as the low half of a 4-byte word.
+    let [o0, o1] = old_tcp_len.to_be_bytes();
+    let [n0, n1] = new_tcp_len.to_be_bytes();
+    skb.csum_replace4(check_at, [0, 0, o0, o1], [0, 0, n0, n1], true);
     for w in opt.chunks_exact(2) {
         skb.csum_replace2(check_at, [0, 0], [w[0], w[1]]);
     }

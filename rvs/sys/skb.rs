@@ -553,8 +553,9 @@ fn push(skb: &mut Skb<'_>, hdr: &[u8]) -> Result {
 /// from the network header: the first `at` bytes move `bytes.len()`
 /// towards the head, so what follows them stays in place (a TCP option
 /// after the options a header has). The network header starts at the
-/// new front, the transport header at `l4_off`. Lengths and checksums are
-/// the caller's to fix. Not for GSO packets.
+/// new front, the transport header at `l4_off`, and a CHECKSUM_PARTIAL
+/// packet's checksum start (the transport header) moves with it. Lengths
+/// and checksum values are the caller's to fix. Not for GSO packets.
 pub(crate) fn insert_header_bytes(
     skb: &mut Skb<'_>,
     at: usize,
@@ -568,6 +569,7 @@ pub(crate) fn insert_header_bytes(
         return Err(EINVAL);
     }
     let off = i32::try_from(l4_off).map_err(|_| EINVAL)?;
+    let delta = -i32::try_from(n).map_err(|_| EINVAL)?;
     cow_head(skb, u32::try_from(n).map_err(|_| EINVAL)?)?;
     skb.header_mut(at).ok_or(ENOMEM)?;
     push(skb, gap)?;
@@ -575,10 +577,12 @@ pub(crate) fn insert_header_bytes(
     h.copy_within(n..n + at, 0);
     h.get_mut(at..at + n).ok_or(EINVAL)?.copy_from_slice(bytes);
     // SAFETY: valid skb whose data starts at the moved network header,
-    // with its transport header `l4_off` bytes in, inside the linear head.
+    // with its transport header `l4_off` bytes in, inside the linear head;
+    // a partial checksum starts at that header, which moved by `delta`.
     unsafe {
         ffi::rvs_skb_reset_network_header(skb.ptr);
         ffi::rvs_skb_set_transport_header(skb.ptr, off);
+        ffi::rvs_skb_move_csum_start(skb.ptr, delta);
     }
     Ok(())
 }

@@ -23,16 +23,9 @@ use crate::rvs_core::config::AddrFamily;
 use core::ffi::{c_uint, c_void};
 use kernel::prelude::*;
 
-/// What a hook tells netfilter to do with the packet.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Verdict {
-    /// Let it continue (not ours, or ours and rewritten in place).
-    Accept,
-    /// Drop it (netfilter frees it).
-    Drop,
-    /// rvs took the packet over and sent it on (`NF_STOLEN`).
-    Stolen,
-}
+/// What a hook tells netfilter to do with the packet (its own file, so
+/// that `skb`, below the hooks, can name it too).
+pub(crate) use super::verdict::Verdict;
 
 /// Where in netfilter a hook sits (see [`POINTS`]).
 #[derive(Clone, Copy, PartialEq, Eq)]

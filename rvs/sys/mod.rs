@@ -36,3 +36,4 @@ pub(crate) mod skb;
 pub(crate) mod slab;
 pub(crate) mod sysctl;
 pub(crate) mod time;
+pub(crate) mod verdict;

@@ -11,10 +11,10 @@
 //! first makes the bytes private to us (`skb_ensure_writable`).
 
 use super::ffi;
-use super::hooks::Verdict;
 use super::inet::{addr4, in6};
 use super::netns::Net;
 use super::route::Route;
+use super::verdict::Verdict;
 use crate::rvs_core::config::AddrFamily;
 use crate::rvs_core::icmp::{
     ICMPV6_DEST_UNREACH, ICMPV6_EXC_HOPLIMIT, ICMPV6_PKT_TOOBIG, ICMPV6_PORT_UNREACH,

@@ -39,60 +39,67 @@ pub const TOA_LAST_PACKET: u8 = 4;
 /// The TOA option for client `addr:port` of family `af` into `out`;
 /// returns its length.
 pub fn toa_option(af: AddrFamily, addr: &[u8; 16], port: u16, out: &mut [u8; TOA_LEN_V6]) -> usize {
-    let (len, alen) = match af {
-        AddrFamily::Inet => (TOA_LEN_V4, 4),
-        AddrFamily::Inet6 => (TOA_LEN_V6, 16),
-    };
-    out[0] = TOA_KIND;
-    out[1] = len as u8;
-    out[2..4].copy_from_slice(&port.to_be_bytes());
-    out[4..4 + alen].copy_from_slice(&addr[..alen]);
+    let [p0, p1] = port.to_be_bytes();
+    let len = toa_len(af);
+    let [kind, olen, hi, lo, rest @ ..] = out;
+    (*kind, *olen, *hi, *lo) = (TOA_KIND, len as u8, p0, p1);
+    for (dst, src) in rest.iter_mut().zip(addr.iter()).take(af.addr_len()) {
+        *dst = *src;
+    }
     len
+}
+
+/// The TOA option's length for family `af`.
+pub fn toa_len(af: AddrFamily) -> usize {
+    match af {
+        AddrFamily::Inet => TOA_LEN_V4,
+        AddrFamily::Inet6 => TOA_LEN_V6,
+    }
 }
 
 /// The client address and port in a TOA option found in the options of
 /// TCP header `tcp` (for tests and readers): `None` if there is none.
 pub fn find_toa(af: AddrFamily, tcp: &[u8]) -> Option<([u8; 16], u16)> {
-    let (want, alen) = match af {
-        AddrFamily::Inet => (TOA_LEN_V4, 4),
-        AddrFamily::Inet6 => (TOA_LEN_V6, 16),
+    let want = toa_len(af);
+    let (at, _, len) = options(tcp).find(|&(_, kind, len)| kind == TOA_KIND && len == want)?;
+    let opt = tcp.get(at..at.checked_add(len)?)?;
+    let [_, _, hi, lo, rest @ ..] = opt else {
+        return None;
     };
-    let (at, len) = options(tcp).find(|&(_, kind, len)| kind == TOA_KIND && len == want)
-        .map(|(at, _, len)| (at, len))?;
-    let opt = tcp.get(at..at + len)?;
-    let port = u16::from_be_bytes([opt[2], opt[3]]);
     let mut addr = [0u8; 16];
-    addr[..alen].copy_from_slice(opt.get(4..4 + alen)?);
-    Some((addr, port))
+    for (dst, src) in addr.iter_mut().zip(rest.iter()).take(af.addr_len()) {
+        *dst = *src;
+    }
+    Some((addr, u16::from_be_bytes([*hi, *lo])))
 }
 
 /// Whether a TCP header of `hlen` bytes has room for `opt_len` more.
 pub fn toa_fits(hlen: usize, opt_len: usize) -> bool {
-    hlen + opt_len <= TCP_HLEN_MAX && opt_len % 4 == 0
+    hlen.checked_add(opt_len).is_some_and(|n| n <= TCP_HLEN_MAX) && opt_len.trailing_zeros() >= 2
 }
 
 /// The options of TCP header `tcp` as (offset, kind, length), stopping at
 /// the end-of-options kind or at the first malformed one.
 fn options(tcp: &[u8]) -> impl Iterator<Item = (usize, u8, usize)> + '_ {
-    let end = tcp
-        .get(12)
-        .map_or(0, |b| usize::from(b >> 4) * 4)
-        .min(tcp.len());
-    let mut at = 20;
+    let doff = tcp.get(12).map_or(0, |b| usize::from(b >> 4));
+    let end = doff.saturating_mul(4).min(tcp.len());
+    let head = tcp.get(..end).unwrap_or(&[]);
+    let mut at = 20usize;
     core::iter::from_fn(move || loop {
-        let kind = *tcp.get(at).filter(|_| at < end)?;
-        match kind {
-            0 => return None,
-            1 => at += 1,
-            _ => {
-                let len = usize::from(*tcp.get(at + 1).filter(|_| at + 1 < end)?);
-                if len < 2 || at + len > end {
+        let rest = head.get(at..)?;
+        match rest {
+            [] | [0, ..] => return None,
+            [1, ..] => at = at.saturating_add(1),
+            [kind, len, ..] => {
+                let len = usize::from(*len);
+                if len < 2 || len > rest.len() {
                     return None;
                 }
-                let item = (at, kind, len);
-                at += len;
+                let item = (at, *kind, len);
+                at = at.saturating_add(len);
                 return Some(item);
             }
+            [_] => return None,
         }
     })
 }
@@ -103,24 +110,27 @@ fn options(tcp: &[u8]) -> impl Iterator<Item = (usize, u8, usize)> + '_ {
 /// change.
 pub fn mss_clamp(tcp: &[u8], less: usize) -> Option<(usize, u16, u16)> {
     let (at, _, _) = options(tcp).find(|&(_, kind, len)| kind == 2 && len == 4)?;
-    let old = u16::from_be_bytes([*tcp.get(at + 2)?, *tcp.get(at + 3)?]);
+    let value_at = at.checked_add(2)?;
+    let [hi, lo] = tcp.get(value_at..value_at.checked_add(2)?)? else {
+        return None;
+    };
+    let old = u16::from_be_bytes([*hi, *lo]);
     let new = old.saturating_sub(u16::try_from(less).ok()?).max(536);
-    (new < old).then_some((at + 2, old, new))
+    (new < old).then_some((value_at, old, new))
 }
 
 /// The local ports tried for a new connection, in order: at most `tries`
 /// of the range `min..=max`, consecutive from the one `seed` picks
 /// (wrapping), each once. An empty range (min above max) tries none.
 pub fn port_candidates(min: u16, max: u16, seed: u32, tries: u32) -> impl Iterator<Item = u16> {
-    let span = if min <= max {
-        u32::from(max - min) + 1
-    } else {
-        0
-    };
+    // At most 65536.
+    let span = u32::from(max)
+        .checked_sub(u32::from(min))
+        .map_or(0, |d| d.saturating_add(1));
     let start = seed.checked_rem(span).unwrap_or(0);
     (0..span.min(tries)).map(move |i| {
         let off = start.wrapping_add(i).checked_rem(span).unwrap_or(0);
-        // `off < span <= 65536` and `min + off <= max`.
+        // `off < span`, so `min + off <= max`.
         min.wrapping_add(off as u16)
     })
 }
@@ -140,10 +150,7 @@ pub fn parse_laddrs(
     for item in AttrIter::new(nest) {
         let (kind, payload) = item.map_err(|e| ConfigError::new(EINVAL, e.msg()))?;
         if kind != RVS_LADDR_ATTR_ADDR {
-            return Err(ConfigError::new(
-                EINVAL,
-                AttrError::UnknownType(kind).msg(),
-            ));
+            return Err(ConfigError::new(EINVAL, AttrError::UnknownType(kind).msg()));
         }
         let addr = config::parse_addr(af, payload)?;
         if !unicast(af, &addr) {
@@ -152,7 +159,7 @@ pub fn parse_laddrs(
                 c"a local address must be a unicast address",
             ));
         }
-        if seen[..n].contains(&addr) {
+        if seen.iter().take(n).any(|a| *a == addr) {
             return Err(ConfigError::new(EINVAL, c"local address given twice"));
         }
         let slot = seen.get_mut(n).ok_or(ConfigError::new(
@@ -160,25 +167,24 @@ pub fn parse_laddrs(
             c"too many local addresses (at most 64)",
         ))?;
         *slot = addr;
-        n += 1;
+        n = n.saturating_add(1);
     }
-    for a in &seen[..n] {
-        f(a);
-    }
+    seen.iter().take(n).for_each(&mut f);
     Ok(n)
 }
 
 /// Whether `addr` may be a local address: not unspecified, multicast,
 /// broadcast or loopback.
 fn unicast(af: AddrFamily, a: &[u8; 16]) -> bool {
+    let [a0, a1, a2, a3, .., last] = *a;
     match af {
         AddrFamily::Inet => {
-            let v4 = [a[0], a[1], a[2], a[3]];
-            v4 != [0; 4] && v4 != [255; 4] && !(224..=239).contains(&v4[0]) && v4[0] != 127
+            let v4 = [a0, a1, a2, a3];
+            v4 != [0; 4] && v4 != [255; 4] && !(224..=239).contains(&a0) && a0 != 127
         }
         AddrFamily::Inet6 => {
-            let loopback = a[..15].iter().all(|&b| b == 0) && a[15] == 1;
-            a.iter().any(|&b| b != 0) && a[0] != 0xff && !loopback
+            let loopback = a.iter().take(15).all(|&b| b == 0) && last == 1;
+            a.iter().any(|&b| b != 0) && a0 != 0xff && !loopback
         }
     }
 }
@@ -229,8 +235,15 @@ mod tests {
         let mut opts = vec![1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2];
         opts.extend_from_slice(&o[..n]);
         let h = tcp_with(&opts);
-        assert_eq!(find_toa(AddrFamily::Inet, &h), Some((v4([192, 0, 2, 9]), 5555)));
-        assert_eq!(find_toa(AddrFamily::Inet6, &h), None, "length 8 is not IPv6's");
+        assert_eq!(
+            find_toa(AddrFamily::Inet, &h),
+            Some((v4([192, 0, 2, 9]), 5555))
+        );
+        assert_eq!(
+            find_toa(AddrFamily::Inet6, &h),
+            None,
+            "length 8 is not IPv6's"
+        );
         assert_eq!(find_toa(AddrFamily::Inet, &tcp_with(&[2, 4, 5, 180])), None);
         // An option running past the header is not read.
         let mut bad = tcp_with(&[254, 8, 0, 1]);
@@ -249,13 +262,18 @@ mod tests {
 
     #[test]
     fn mss_is_lowered_by_the_option() {
-        let syn = tcp_with(&[2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7]);
+        let syn = tcp_with(&[
+            2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7,
+        ]);
         let (at, old, new) = mss_clamp(&syn, 8).unwrap();
         assert_eq!((old, new), (1460, 1452));
         assert_eq!(&syn[at..at + 2], &[0x05, 0xb4]);
         assert_eq!(mss_clamp(&syn, 20).map(|m| m.2), Some(1440));
         // Never below 536; nothing to do at 536.
-        assert_eq!(mss_clamp(&tcp_with(&[2, 4, 2, 30]), 8).map(|m| m.2), Some(536));
+        assert_eq!(
+            mss_clamp(&tcp_with(&[2, 4, 2, 30]), 8).map(|m| m.2),
+            Some(536)
+        );
         assert_eq!(mss_clamp(&tcp_with(&[2, 4, 2, 24]), 8), None);
         assert_eq!(mss_clamp(&tcp_with(&[4, 2]), 8), None, "no MSS option");
         assert_eq!(mss_clamp(&tcp_with(&[2, 3, 5]), 8), None, "malformed");
@@ -293,16 +311,20 @@ mod tests {
     #[test]
     fn local_addresses_are_checked_before_any_is_taken() {
         let mut got = Vec::new();
-        let n = parse_laddrs(&nest(&[&[10, 0, 2, 1], &[10, 0, 2, 2]]), AddrFamily::Inet, |a| {
-            got.push(*a)
-        });
+        let n = parse_laddrs(
+            &nest(&[&[10, 0, 2, 1], &[10, 0, 2, 2]]),
+            AddrFamily::Inet,
+            |a| got.push(*a),
+        );
         assert_eq!(n, Ok(2));
         assert_eq!(got, [v4([10, 0, 2, 1]), v4([10, 0, 2, 2])]);
         assert_eq!(parse_laddrs(&[], AddrFamily::Inet, |_| {}), Ok(0));
         let mut called = false;
-        let e = parse_laddrs(&nest(&[&[10, 0, 2, 1], &[10, 0, 2, 1]]), AddrFamily::Inet, |_| {
-            called = true
-        })
+        let e = parse_laddrs(
+            &nest(&[&[10, 0, 2, 1], &[10, 0, 2, 1]]),
+            AddrFamily::Inet,
+            |_| called = true,
+        )
         .unwrap_err();
         assert_eq!(e.msg, c"local address given twice");
         assert!(!called, "nothing is taken from a refused nest");
@@ -315,13 +337,19 @@ mod tests {
         let mut v6 = [0u8; 16];
         v6[0] = 0xfd;
         v6[15] = 1;
-        assert_eq!(parse_laddrs(&nest(&[&v6]), AddrFamily::Inet6, |_| {}), Ok(1));
+        assert_eq!(
+            parse_laddrs(&nest(&[&v6]), AddrFamily::Inet6, |_| {}),
+            Ok(1)
+        );
         assert!(parse_laddrs(&nest(&[&[10, 0, 2, 1]]), AddrFamily::Inet6, |_| {}).is_err());
         let many: Vec<[u8; 4]> = (0..65u8).map(|i| [10, 1, 0, i + 1]).collect();
         let refs: Vec<&[u8]> = many.iter().map(|a| &a[..]).collect();
         let e = parse_laddrs(&nest(&refs), AddrFamily::Inet, |_| {}).unwrap_err();
         assert_eq!(e.msg, c"too many local addresses (at most 64)");
-        assert_eq!(parse_laddrs(&nest(&refs[..64]), AddrFamily::Inet, |_| {}), Ok(64));
+        assert_eq!(
+            parse_laddrs(&nest(&refs[..64]), AddrFamily::Inet, |_| {}),
+            Ok(64)
+        );
         // Another attribute type in the nest.
         let mut other = nest(&[&[10, 0, 2, 1]]);
         other[2] = 2;

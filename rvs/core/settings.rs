@@ -342,7 +342,10 @@ mod tests {
         let e = validate(spec, 2).unwrap_err();
         assert_eq!(e.errno, ERANGE);
         assert_eq!(e.msg, c"expire_nodest_conn must be 0 or 1");
-        assert_eq!(defaults(), [0, 0, 1 << 20, 0, 0, 0, 1, 0, 0, 0, 1024, 65535]);
+        assert_eq!(
+            defaults(),
+            [0, 0, 1 << 20, 0, 0, 0, 1, 0, 0, 0, 1024, 65535]
+        );
         let guard = Setting::VipGuard.spec();
         assert_eq!(parse_value(guard, "reject"), Some(2));
         assert_eq!(parse_value(guard, "1"), Some(1));

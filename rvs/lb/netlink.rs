@@ -18,9 +18,9 @@ use crate::lb::service::{LocalAddrs, ModelError, Service};
 use crate::lb::state::NetState;
 use crate::lb::stats::Stats;
 use crate::rvs_core::config::{AddrFamily, ConfigError};
-use crate::rvs_core::{fullnat, nlattr, settings};
 use crate::rvs_core::svcattr::{self, ServiceKey};
 use crate::rvs_core::uapi::*;
+use crate::rvs_core::{fullnat, nlattr, settings};
 use crate::sys::error::eopnotsupp;
 use crate::sys::genl::{
     Attr, Dump, FamilySpec, Handler, Msg, OpSpec, Request, NLA_NESTED, NLA_U32, NLA_UNSPEC,
@@ -359,10 +359,7 @@ fn set_config(req: &Request<'_>) -> Result {
             .unwrap_or_else(|| ns.setting(s))
     };
     if port(settings::Setting::FullnatPortMin) > port(settings::Setting::FullnatPortMax) {
-        return Err(req.fail(
-            EINVAL,
-            c"fullnat_port_min must not exceed fullnat_port_max",
-        ));
+        return Err(req.fail(EINVAL, c"fullnat_port_min must not exceed fullnat_port_max"));
     }
     let mut t = *ns.timeouts.get_writer(&ctl);
     t.set_all(tcp, tcpfin, udp)

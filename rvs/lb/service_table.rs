@@ -14,10 +14,12 @@ use crate::lb::service::{
     cfg, check_port, copy_without, LocalAddrs, ModelError, Service, ServiceList,
 };
 use crate::lb::vip_set::VipSet;
-use crate::rvs_core::config::{AddrFamily, FwdMethod, EEXIST, EBUSY, EINVAL as CFG_EINVAL, ENOENT, ESRCH};
-use crate::rvs_core::uapi::RVS_SVC_F_ONEPACKET;
+use crate::rvs_core::config::{
+    AddrFamily, FwdMethod, EBUSY, EEXIST, EINVAL as CFG_EINVAL, ENOENT, ESRCH,
+};
 use crate::rvs_core::hash::{self, SipKey};
 use crate::rvs_core::svcattr::{DestParams, ServiceKey, ServiceParams};
+use crate::rvs_core::uapi::RVS_SVC_F_ONEPACKET;
 use crate::sys::rcu::{RcuOpt, ReadGuard, WriterToken};
 use crate::sys::{random, sched as ksched};
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};

@@ -183,17 +183,8 @@ fn wants_toa(skb: &mut Skb<'_>, pkt: &Packet, conn: &Conn, mtu: u32) -> bool {
     if f.syn || f.rst || !(2..=fullnat::TOA_LAST_PACKET).contains(&n) || skb.is_gso() {
         return false;
     }
-    let len = toa_len(pkt.ip.af);
-    skb.len() + len <= mtu as usize
-        && tcp_hlen(skb, pkt).is_some_and(|h| fullnat::toa_fits(h, len))
-}
-
-/// The TOA option's length for a family.
-fn toa_len(af: AddrFamily) -> usize {
-    match af {
-        AddrFamily::Inet => fullnat::TOA_LEN_V4,
-        AddrFamily::Inet6 => fullnat::TOA_LEN_V6,
-    }
+    let len = fullnat::toa_len(pkt.ip.af);
+    skb.len() + len <= mtu as usize && tcp_hlen(skb, pkt).is_some_and(|h| fullnat::toa_fits(h, len))
 }
 
 /// The TCP header's length (data offset), if the packet holds it whole.
@@ -264,7 +255,7 @@ pub(crate) fn fullnat_reply(net: &Net, mut skb: Skb<'_>, pkt: &Packet, conn: &Co
     let af = pkt.ip.af;
     let t = &conn.tuple;
     if let L4Event::Tcp(f) = pkt.l4 {
-        if f.syn && f.ack && clamp_mss(&mut skb, pkt, toa_len(af)).is_err() {
+        if f.syn && f.ack && clamp_mss(&mut skb, pkt, fullnat::toa_len(af)).is_err() {
             return Verdict::Drop;
         }
     }

@@ -49,7 +49,8 @@ case("nest without NLA_F_NESTED", errno.EINVAL, "", "RVS_CMD_NEW_SERVICE",
      attr(U["RVS_CMD_ATTR_SERVICE"], svc(port=87)[4:]))
 case("u32 attribute of 2 bytes", errno.EINVAL, "", "RVS_CMD_NEW_SERVICE", svc(port=88), attr(U["RVS_CMD_ATTR_TIMEOUT_TCP"], u16(5)))
 case("weight 70000", errno.ERANGE, "weight", "RVS_CMD_NEW_DEST", svc(), dest(addr="10.0.1.2", weight=70000))
-case("unknown forwarding method", errno.EINVAL, "forwarding method", "RVS_CMD_NEW_DEST", svc(), dest(addr="10.0.1.3", fwd=5))
+case("unknown forwarding method", errno.EINVAL, "forwarding method", "RVS_CMD_NEW_DEST", svc(), dest(addr="10.0.1.3", fwd=6))
+case("FullNAT without local addresses", errno.EINVAL, "local addresses", "RVS_CMD_NEW_DEST", svc(), dest(addr="10.0.1.3", fwd=5))
 case("DR with port mapping", errno.EINVAL, "masquerading", "RVS_CMD_NEW_DEST", svc(), dest(addr="10.0.1.4", port=8080, fwd=3))
 case("lower threshold above upper", errno.ERANGE, "threshold", "RVS_CMD_NEW_DEST", svc(), dest(addr="10.0.1.5", uth=5, lth=9))
 case("server for missing service", errno.ESRCH, "no such service", "RVS_CMD_NEW_DEST", svc(port=99), dest())
@@ -57,6 +58,26 @@ case("edit missing server", errno.ENOENT, "no such real server", "RVS_CMD_SET_DE
 case("delete missing service", errno.ESRCH, "no such service", "RVS_CMD_DEL_SERVICE", svc(port=99, sched=None, flags=False))
 case("missing dest attribute", errno.EINVAL, "real server attribute missing", "RVS_CMD_NEW_DEST", svc())
 case("unknown command 99", errno.EOPNOTSUPP, "", 99)
+
+
+def laddrs(*addrs):
+    return attr(U["RVS_SVC_ATTR_LADDRS"], b"".join(attr(U["RVS_LADDR_ATTR_ADDR"], addr_any(a)) for a in addrs),
+                nested=True)
+
+
+# FullNAT's local addresses, on the IPv4 service (which stays in the table).
+case("local address twice", errno.EINVAL, "given twice", "RVS_CMD_SET_SERVICE", svc(extra=laddrs("10.0.2.1", "10.0.2.1")))
+case("multicast local address", errno.EINVAL, "unicast", "RVS_CMD_SET_SERVICE", svc(extra=laddrs("224.0.0.1")))
+case("65 local addresses", errno.EINVAL, "at most 64", "RVS_CMD_SET_SERVICE",
+     svc(extra=laddrs(*["10.0.2.%d" % i for i in range(1, 66)])))
+case("IPv6 local address, IPv4 service", errno.EINVAL, "", "RVS_CMD_SET_SERVICE", svc(extra=laddrs("fd00::1")))
+case("local addresses set", 0, "", "RVS_CMD_SET_SERVICE", svc(extra=laddrs("10.0.2.1")))
+case("FullNAT real server", 0, "", "RVS_CMD_NEW_DEST", svc(), dest(addr="10.0.1.6", port=8080, fwd=5))
+case("local addresses cleared under FullNAT", errno.EBUSY, "need its local addresses", "RVS_CMD_SET_SERVICE",
+     svc(extra=laddrs()))
+case("FullNAT port range upside down", errno.EINVAL, "must not exceed", "RVS_CMD_SET_CONFIG",
+     attr(U["RVS_CMD_ATTR_FULLNAT_PORT_MIN"], u32(2000)), attr(U["RVS_CMD_ATTR_FULLNAT_PORT_MAX"], u32(1999)))
+case("FullNAT port 0", errno.ERANGE, "1 to 65535", "RVS_CMD_SET_CONFIG", attr(U["RVS_CMD_ATTR_FULLNAT_PORT_MIN"], u32(0)))
 
 # The table holds exactly what the valid requests made.
 err, _, replies = nl.rvs("RVS_CMD_GET_SERVICE", flags=1 | 0x300)

@@ -1,0 +1,204 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Endpoints and a capture reader for the FullNAT test (tests/vm/79-fullnat.sh).
+
+  fullnat.py serve PORT            TCP and UDP on PORT (both families): answers
+                                   each connection or datagram with the
+                                   address and port it came from, "ADDR PORT"
+                                   (what the real server sees as its client);
+                                   keeps a TCP connection open until the
+                                   client ends it
+  fullnat.py ask tcp|udp ADDR PORT [SRC [SRCPORT]]
+                                   one connection or datagram to ADDR:PORT
+                                   (from SRC:SRCPORT if given); prints the
+                                   answer's first line, or ERR:<reason>
+                                   (ERR:timeout after 3 s)
+  fullnat.py hold ADDR PORT GO SRC:SRCPORT...
+                                   one TCP connection to ADDR:PORT from each
+                                   SRC:SRCPORT (port 0: any), one after the
+                                   other; prints each answer, then "held";
+                                   keeps them open until the file GO exists
+                                   (at most 120 s), then closes them
+  fullnat.py segments PCAP         one line per TCP segment of the capture
+                                   (IPv4 or IPv6; Ethernet, Linux cooked or
+                                   raw IP):
+                                   "SRC SPORT DST DPORT FLAGS LEN OPTIONS",
+                                   FLAGS of S F R P A, LEN the payload's
+                                   length, OPTIONS each TCP option but NOP
+                                   and EOL as its bytes in hex (kind, length,
+                                   data), comma-separated, "-" if none
+ADDR, SRC: IPv4 or IPv6 addresses.
+"""
+import os
+import socket
+import struct
+import sys
+import threading
+import time
+
+
+def family(addr):
+    return socket.AF_INET6 if ":" in addr else socket.AF_INET
+
+
+def peer_line(peer):
+    return ("%s %d\n" % (peer[0].removeprefix("::ffff:"), peer[1])).encode()
+
+
+def serve(port):
+    t = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    t.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    t.bind(("::", port))
+    t.listen(64)
+    u = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    u.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    u.bind(("::", port))
+
+    def udp():
+        while True:
+            _, peer = u.recvfrom(2048)
+            u.sendto(peer_line(peer), peer)
+
+    def hold(c, peer):
+        try:
+            c.sendall(peer_line(peer))
+            while c.recv(256):
+                pass
+        except OSError:
+            pass
+        c.close()
+
+    threading.Thread(target=udp, daemon=True).start()
+    while True:
+        c, peer = t.accept()
+        threading.Thread(target=hold, args=(c, peer), daemon=True).start()
+
+
+def read_line(s):
+    data = b""
+    while not data.endswith(b"\n"):
+        r = s.recv(256)
+        if not r:
+            break
+        data += r
+    return data.decode(errors="replace").strip() or "ERR:empty"
+
+
+def ask(proto, addr, port, src=None, sport=0):
+    s = socket.socket(family(addr), socket.SOCK_STREAM if proto == "tcp" else socket.SOCK_DGRAM)
+    s.settimeout(3)
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if src is not None:
+            s.bind((src, sport))
+        s.connect((addr, port))
+        if proto == "udp":
+            s.send(b"who\n")
+        print(read_line(s))
+    except socket.timeout:
+        print("ERR:timeout")
+    except OSError as e:
+        print("ERR:" + type(e).__name__)
+    finally:
+        s.close()
+
+
+def hold(addr, port, go, srcs):
+    held = []
+    for src in srcs:
+        a, p = src.rsplit(":", 1)
+        s = socket.socket(family(addr), socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.settimeout(5)
+        try:
+            s.bind((a.strip("[]"), int(p)))
+            s.connect((addr, port))
+            print(read_line(s), flush=True)
+        except socket.timeout:
+            print("ERR:timeout", flush=True)
+        except OSError as e:
+            print("ERR:" + type(e).__name__, flush=True)
+        held.append(s)
+    print("held", flush=True)
+    end = time.monotonic() + 120
+    while not os.path.exists(go) and time.monotonic() < end:
+        time.sleep(0.1)
+    for s in held:
+        s.close()
+
+
+def segments(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) < 24:
+        sys.exit("%s: no pcap header (%d bytes)" % (path, len(data)))
+    magic = struct.unpack("<I", data[:4])[0]
+    if magic in (0xA1B2C3D4, 0xA1B23C4D):
+        e = "<"
+    elif magic in (0xD4C3B2A1, 0x4D3CB2A1):
+        e = ">"
+    else:
+        sys.exit("%s: not a pcap file" % path)
+    link = struct.unpack(e + "I", data[20:24])[0]
+    off = 24
+    while off + 16 <= len(data):
+        caplen = struct.unpack(e + "I", data[off + 8:off + 12])[0]
+        pkt = data[off + 16:off + 16 + caplen]
+        off += 16 + caplen
+        if link == 1:  # Ethernet
+            eth, ip = struct.unpack("!H", pkt[12:14])[0], pkt[14:]
+        elif link == 113:  # Linux cooked (SLL)
+            eth, ip = struct.unpack("!H", pkt[14:16])[0], pkt[16:]
+        elif link == 276:  # Linux cooked v2 (SLL2)
+            eth, ip = struct.unpack("!H", pkt[0:2])[0], pkt[20:]
+        elif link in (12, 101):  # raw IP
+            eth, ip = (0x86DD if pkt and pkt[0] >> 4 == 6 else 0x0800), pkt
+        else:
+            sys.exit("%s: link type %d not handled" % (path, link))
+        if eth == 0x0800 and len(ip) >= 20 and ip[9] == 6:
+            ihl = (ip[0] & 0xF) * 4
+            end = struct.unpack("!H", ip[2:4])[0]
+            tcp = ip[ihl:end]
+            src, dst = socket.inet_ntop(socket.AF_INET, ip[12:16]), socket.inet_ntop(socket.AF_INET, ip[16:20])
+        elif eth == 0x86DD and len(ip) >= 40 and ip[6] == 6:
+            tcp = ip[40:40 + struct.unpack("!H", ip[4:6])[0]]
+            src, dst = socket.inet_ntop(socket.AF_INET6, ip[8:24]), socket.inet_ntop(socket.AF_INET6, ip[24:40])
+        else:
+            continue
+        if len(tcp) < 20:
+            continue
+        sport, dport, _, _, doff_flags = struct.unpack("!HHIIH", tcp[:14])
+        hlen = (doff_flags >> 12) * 4
+        flags = "".join(c for c, bit in (("S", 2), ("F", 1), ("R", 4), ("P", 8), ("A", 16)) if doff_flags & bit)
+        opts, i, raw = [], 0, tcp[20:hlen]
+        while i < len(raw):
+            kind = raw[i]
+            if kind == 0:
+                break
+            if kind == 1:
+                i += 1
+                continue
+            if i + 1 >= len(raw) or raw[i + 1] < 2:
+                opts.append(raw[i:].hex() + "(bad)")
+                break
+            opts.append(raw[i:i + raw[i + 1]].hex())
+            i += raw[i + 1]
+        print(src, sport, dst, dport, flags or "-", len(tcp) - hlen, ",".join(opts) or "-")
+
+
+def main():
+    cmd, a = sys.argv[1], sys.argv[2:]
+    if cmd == "serve":
+        serve(int(a[0]))
+    elif cmd == "ask":
+        ask(a[0], a[1], int(a[2]), a[3] if len(a) > 3 else None, int(a[4]) if len(a) > 4 else 0)
+    elif cmd == "hold":
+        hold(a[0], int(a[1]), a[2], a[3:])
+    elif cmd == "segments":
+        segments(a[0])
+    else:
+        raise SystemExit(__doc__)
+
+
+if __name__ == "__main__":
+    main()

@@ -31,9 +31,10 @@ pub const TOA_LEN_V4: usize = 8;
 pub const TOA_LEN_V6: usize = 20;
 /// The longest TCP header (data offset 15).
 pub const TCP_HLEN_MAX: usize = 60;
-/// The client segments (counted from its SYN, which is the first) that
-/// carry the option: the handshake's ACK, the first data segment, and one
-/// retransmission of either.
+/// The last client segment (counted from its SYN, the first) that
+/// carries the option: segments 2 to 4 do, the handshake's ACK, the first
+/// data segment, and one more (a retransmission of either, or the next
+/// segment).
 pub const TOA_LAST_PACKET: u8 = 4;
 
 /// The TOA option for client `addr:port` of family `af` into `out`;
@@ -151,6 +152,15 @@ pub fn parse_laddrs(
         let (kind, payload) = item.map_err(|e| ConfigError::new(EINVAL, e.msg()))?;
         if kind != RVS_LADDR_ATTR_ADDR {
             return Err(ConfigError::new(EINVAL, AttrError::UnknownType(kind).msg()));
+        }
+        // IPv4 may come in the 16-byte form, whose rest is zero: an IPv6
+        // address is not an IPv4 one cut short.
+        let v4_tail = payload.get(4..).unwrap_or(&[]);
+        if af == AddrFamily::Inet && v4_tail.iter().any(|&b| b != 0) {
+            return Err(ConfigError::new(
+                EINVAL,
+                c"an IPv4 service's local addresses are IPv4 addresses",
+            ));
         }
         let addr = config::parse_addr(af, payload)?;
         if !unicast(af, &addr) {
@@ -342,6 +352,18 @@ mod tests {
             Ok(1)
         );
         assert!(parse_laddrs(&nest(&[&[10, 0, 2, 1]]), AddrFamily::Inet6, |_| {}).is_err());
+        // IPv4 in the 16-byte form, and an IPv6 address sent to an IPv4 service.
+        let mut long4 = [0u8; 16];
+        long4[..4].copy_from_slice(&[10, 0, 2, 1]);
+        assert_eq!(
+            parse_laddrs(&nest(&[&long4]), AddrFamily::Inet, |_| {}),
+            Ok(1)
+        );
+        let e = parse_laddrs(&nest(&[&v6]), AddrFamily::Inet, |_| {}).unwrap_err();
+        assert_eq!(
+            e.msg,
+            c"an IPv4 service's local addresses are IPv4 addresses"
+        );
         let many: Vec<[u8; 4]> = (0..65u8).map(|i| [10, 1, 0, i + 1]).collect();
         let refs: Vec<&[u8]> = many.iter().map(|a| &a[..]).collect();
         let e = parse_laddrs(&nest(&refs), AddrFamily::Inet, |_| {}).unwrap_err();

@@ -238,7 +238,9 @@ enum rvs_info_attr {
 	RVS_INFO_ATTR_VIP_GUARDED,	/* 8: u64 packets the VIP port guard dropped or refused */
 	RVS_INFO_ATTR_CONN_FLUSHED,	/* 9: u64 connections ended by flushes and drains
 					 * (FLUSH_CONNS reply: by that flush) */
-	RVS_INFO_ATTR_FULLNAT_NO_PORT,	/* 10: u64 new FullNAT connections dropped: no free local port */
+	RVS_INFO_ATTR_FULLNAT_NO_PORT,	/* 10: u64 packets that would open a FullNAT connection,
+					 * dropped: no free local port (a client's
+					 * retransmitted SYNs count each) */
 	__RVS_INFO_ATTR_MAX,
 };
 #define RVS_INFO_ATTR_MAX (__RVS_INFO_ATTR_MAX - 1)

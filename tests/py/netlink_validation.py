@@ -5,7 +5,7 @@ bypassed by building the messages here), and leaves the table unchanged."""
 import errno
 import sys
 
-from rvsnl import Genl, U, attr, be16, dest, svc, u16, u32
+from rvsnl import Genl, U, addr_any, attr, be16, dest, svc, u16, u32
 
 nl = Genl()
 failures = []
@@ -70,7 +70,7 @@ case("local address twice", errno.EINVAL, "given twice", "RVS_CMD_SET_SERVICE", 
 case("multicast local address", errno.EINVAL, "unicast", "RVS_CMD_SET_SERVICE", svc(extra=laddrs("224.0.0.1")))
 case("65 local addresses", errno.EINVAL, "at most 64", "RVS_CMD_SET_SERVICE",
      svc(extra=laddrs(*["10.0.2.%d" % i for i in range(1, 66)])))
-case("IPv6 local address, IPv4 service", errno.EINVAL, "", "RVS_CMD_SET_SERVICE", svc(extra=laddrs("fd00::1")))
+case("IPv6 local address, IPv4 service", errno.EINVAL, "are IPv4 addresses", "RVS_CMD_SET_SERVICE", svc(extra=laddrs("fd00::1")))
 case("local addresses set", 0, "", "RVS_CMD_SET_SERVICE", svc(extra=laddrs("10.0.2.1")))
 case("FullNAT real server", 0, "", "RVS_CMD_NEW_DEST", svc(), dest(addr="10.0.1.6", port=8080, fwd=5))
 case("local addresses cleared under FullNAT", errno.EBUSY, "need its local addresses", "RVS_CMD_SET_SERVICE",

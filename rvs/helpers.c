@@ -458,6 +458,20 @@ bool rvs_skb_pull_to(struct sk_buff *skb, unsigned int off, unsigned int ihl)
 	return true;
 }
 
+/*
+ * Records path MTU mtu for the IPv6 packet quoted off bytes in (an ICMPv6
+ * "packet too big" about it): its source and destination name the route.
+ * false if the quote is too short or memory is short (the packet is then
+ * only fit to be freed).
+ */
+bool rvs_ip6_update_pmtu_at(struct sk_buff *skb, struct net *net, unsigned int off, u32 mtu)
+{
+	if (!pskb_pull(skb, off) || !pskb_may_pull(skb, sizeof(struct ipv6hdr)))
+		return false;
+	ip6_update_pmtu(skb, net, htonl(mtu), 0, 0, INVALID_UID);
+	return true;
+}
+
 /* routing and output */
 
 int rvs_nf_local_out(struct net *net, struct sk_buff *skb)

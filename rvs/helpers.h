@@ -92,6 +92,7 @@ unsigned int rvs_skb_headroom(const struct sk_buff *skb);
 void rvs_skb_reset_network_header(struct sk_buff *skb);
 void rvs_skb_set_transport_header(struct sk_buff *skb, int offset);
 void rvs_skb_move_csum_start(struct sk_buff *skb, int delta);
+bool rvs_ip6_update_pmtu_at(struct sk_buff *skb, struct net *net, unsigned int off, u32 mtu);
 void rvs_icmp_send(struct sk_buff *skb, u8 type, u8 code, __be32 info);
 bool rvs_skb_pull_to(struct sk_buff *skb, unsigned int off, unsigned int ihl);
 

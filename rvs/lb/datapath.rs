@@ -23,7 +23,7 @@ use crate::lb::service::Service;
 use crate::lb::state::NetState;
 use crate::lb::xmit;
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
-use crate::rvs_core::icmp::{self, IcmpNat, IPPROTO_ICMP};
+use crate::rvs_core::icmp::{self, IcmpNat, IPPROTO_ICMP, IPPROTO_ICMPV6};
 use crate::rvs_core::packet::{IPPROTO_SCTP, IPPROTO_UDP};
 use crate::rvs_core::proto::{self, Dir, L4Event, Sloppy};
 use crate::rvs_core::sched::Flow;
@@ -500,6 +500,9 @@ fn icmp_error(
     }
     // The quoted packet is a request after NAT: client -> real server.
     let Some(conn) = conns.lookup_out(&g, af, q.proto, &daddr, q.dport, &saddr, q.sport) else {
+        if point == HookPoint::LocalInReply {
+            return fullnat_icmp_error(conns, net, skb, &q, &g);
+        }
         return Verdict::Accept;
     };
     if conn.fwd != FwdMethod::Masq {
@@ -515,6 +518,72 @@ fn icmp_error(
     // A refused rewrite changed nothing: let the error pass as it is.
     let _ = icmp::nat(buf, &q, nat);
     Verdict::Accept
+}
+
+/// An ICMP or ICMPv6 error (at LOCAL_IN) about a FullNAT request, `local
+/// address -> real server`, from a router on the real server's side: a
+/// "fragmentation needed" or "packet too big" records the path MTU on the
+/// director's route to the real server, as it would for a socket of its
+/// own, so the next too big packet of the client is answered by the
+/// director itself (from the VIP, quoting the client's packet: see
+/// `xmit::transmit`), and the client's path MTU follows. Other errors,
+/// and errors about anything else, go on to the director's stack.
+fn fullnat_icmp_error(
+    conns: &ConnTable,
+    net: &Net,
+    mut skb: Skb<'_>,
+    q: &icmp::IcmpQuote,
+    g: &ReadGuard,
+) -> Verdict {
+    let too_big = match q.af {
+        AddrFamily::Inet => {
+            q.icmp_type == icmp::ICMP_DEST_UNREACH && q.code == icmp::ICMP_FRAG_NEEDED
+        }
+        AddrFamily::Inet6 => q.icmp_type == icmp::ICMPV6_PKT_TOOBIG,
+    };
+    if !too_big
+        || conns
+            .lookup_fullnat(g, q.af, q.proto, &q.saddr, q.sport, &q.daddr, q.dport)
+            .is_none()
+    {
+        return Verdict::Accept;
+    }
+    // The MTU: ICMP's next-hop MTU (bytes 6-7), ICMPv6's (bytes 4-7).
+    let Some(info) = skb
+        .header(q.icmp_off + 8)
+        .and_then(|h| h.get(q.icmp_off + 4..q.icmp_off + 8))
+        .map(|b| [b[0], b[1], b[2], b[3]])
+    else {
+        return Verdict::Accept;
+    };
+    // A forged or damaged error changes no route.
+    let csum_ok = match q.af {
+        AddrFamily::Inet => skb.icmp_csum_ok(q.icmp_off),
+        AddrFamily::Inet6 => skb.l4_csum_ok(
+            HookPoint::LocalInReply.nf_hook(),
+            q.icmp_off,
+            IPPROTO_ICMPV6,
+            q.af,
+        ),
+    };
+    if !csum_ok {
+        return Verdict::Drop;
+    }
+    let recorded = match q.af {
+        AddrFamily::Inet => {
+            let mtu = u32::from(u16::from_be_bytes([info[2], info[3]]));
+            mtu != 0 && skb.pull_to(q.inner_off, q.inner_ihl) && {
+                skb.update_pmtu(net, mtu);
+                true
+            }
+        }
+        AddrFamily::Inet6 => skb.update_pmtu6_at(net, q.inner_off, u32::from_be_bytes(info)),
+    };
+    if !recorded {
+        return Verdict::Drop;
+    }
+    skb.consume();
+    Verdict::Stolen
 }
 
 /// An ICMP error (at LOCAL_IN) about a tunnel packet the director sent to

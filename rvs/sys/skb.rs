@@ -206,6 +206,20 @@ impl<'a> Skb<'a> {
         unsafe { ffi::ipv4_update_pmtu(self.ptr, net.as_ptr(), mtu, 0, 0) };
     }
 
+    /// Records a path MTU of `mtu` for the route of the IPv6 packet quoted
+    /// `off` bytes in (an ICMPv6 "packet too big" about it). On `false`
+    /// (quote too short, no memory) the packet may be partly pulled: only
+    /// freeing it is left.
+    pub(crate) fn update_pmtu6_at(&mut self, net: &Net, off: usize, mtu: u32) -> bool {
+        let Ok(off) = u32::try_from(off) else {
+            return false;
+        };
+        // SAFETY: valid skb; the helper checks `off` and the quoted header's
+        // length against the packet before the kernel reads the header;
+        // `net` is alive.
+        unsafe { ffi::rvs_ip6_update_pmtu_at(self.ptr, net.as_ptr(), off, mtu) }
+    }
+
     /// Frees a packet rvs is done with, as consumed rather than dropped;
     /// the hook then answers `NF_STOLEN`.
     pub(crate) fn consume(self) {

@@ -42,6 +42,10 @@
 #  - --flush-conns of held FullNAT connections: exact resets at both ends
 #    (the client's sockets and the real server's application see them,
 #    from the local address; no challenge ACK on either side);
+#  - a 1280-byte link between router and real server: the router's
+#    "too big" errors about the director's segments set the director's
+#    path MTU toward the real server, and a 100 KB upload still arrives
+#    (IPv4 and IPv6);
 #  - -S shows --laddr and --fullnat, and -S | -C | -R | -S gives the
 #    same text and working services.
 . "$(dirname "$0")/../lib.sh"
@@ -401,6 +405,24 @@ assert_eq "$(log_resets fnrs)" 2 "the real server's application saw its two conn
 assert_eq "$(awk '$1 == "reset" {print $2}' "$T/fnrs.log" | sort -u)" 10.0.2.1 "peer of the reset connections at the real server"
 assert_eq "$(probe_results fl | summary)" "fnrs:reset=2" "client's view after the flush"
 assert_eq "$(adm "$LB" -L -n -c | grep -c " $VIP:85 ")" 0 "entries of VIP:85 left after the flush"
+
+# --- a narrower link behind the router ---------------------------------------------------------------
+# The router's link to the real server carries 1280 bytes. The router
+# answers the director's larger segments (sent from a local address) with
+# "fragmentation needed" / "packet too big"; the director records that
+# path MTU toward the real server, as it would for a socket of its own,
+# and answers the client's next too big segment itself (from the VIP,
+# quoting the client's packet), so the client's path MTU follows. Without
+# that the error reaches no socket and the upload stalls (a black hole).
+ip -n "$RT" link set x1 mtu 1280 || fail "cannot set the router's link MTU"
+for fam in 4 6; do
+  if [ $fam = 4 ]; then vip=$VIP rs_addr=10.0.3.1; else vip=$VIP6 rs_addr=fd00:3::1; fi
+  check_transfer "$CL" "$RS" $vip 90 9000 102400 "IPv$fam FullNAT upload through a 1280-byte link"
+  route=$(ip -n "$LB" -$fam route get $rs_addr 2>&1)
+  log "IPv$fam: the director's route to $rs_addr: $(printf '%s' "$route" | tr '\n' ' ')"
+  case $route in *"mtu 1280"*) ;; *) fail "IPv$fam: the director's route to $rs_addr has no path MTU 1280: $route" ;; esac
+done
+ip -n "$RT" link set x1 mtu 1500 || fail "cannot restore the router's link MTU"
 
 # --- save and restore -------------------------------------------------------------------------------------
 saved=$(adm "$LB" -S -n) || fail "-S -n failed"

@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod error;
+pub mod host_addrs;
 pub mod msg;
 pub mod netlink;
 pub mod output;

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use rvsadm::cli::{self, Command, Invocation, ListMode, ListOptions};
 use rvsadm::error::{Error, NlError, Op, EXIT_OK};
+use rvsadm::host_addrs;
 use rvsadm::msg;
 use rvsadm::netlink::{Client, ConnectError, Reply};
 use rvsadm::output::{self, Columns, Entry};
@@ -346,7 +347,26 @@ fn run(out: &mut dyn Write) -> Result<(), Error> {
     if cmd == Command::Restore {
         return restore(&mut client, &mut io::stdin().lock(), out);
     }
-    run_command(&mut client, &cmd, out)
+    run_command(&mut client, &cmd, out)?;
+    warn_foreign_laddrs(&cmd);
+    Ok(())
+}
+
+/// After `-A`/`-E --laddr`: a warning on standard error for each local
+/// address that is not this host's (`host_addrs`). Not for `-R`, which
+/// may run at boot before every address is up.
+fn warn_foreign_laddrs(cmd: &Command) {
+    let (Command::AddService(s) | Command::EditService(s)) = cmd else {
+        return;
+    };
+    let Some(laddrs) = s.laddrs.as_deref().filter(|l| !l.is_empty()) else {
+        return;
+    };
+    if let Ok(host) = host_addrs::host_addresses() {
+        for a in host_addrs::foreign(laddrs, &host) {
+            eprintln!("{}", host_addrs::warning(a));
+        }
+    }
 }
 
 fn main() -> ExitCode {

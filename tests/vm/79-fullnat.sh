@@ -46,6 +46,8 @@
 #    "too big" errors about the director's segments set the director's
 #    path MTU toward the real server, and a 100 KB upload still arrives
 #    (IPv4 and IPv6);
+#  - a local address that is not the director's is accepted with a
+#    warning, the director's own without one;
 #  - -S shows --laddr and --fullnat, and -S | -C | -R | -S gives the
 #    same text and working services.
 . "$(dirname "$0")/../lib.sh"
@@ -423,6 +425,18 @@ for fam in 4 6; do
   case $route in *"mtu 1280"*) ;; *) fail "IPv$fam: the director's route to $rs_addr has no path MTU 1280: $route" ;; esac
 done
 ip -n "$RT" link set x1 mtu 1500 || fail "cannot restore the router's link MTU"
+
+# --- a local address that is not the director's ----------------------------------------------------------
+# Accepted (an address managed by another daemon may come later), with a
+# warning: replies to it would never reach the director.
+out=$(adm "$LB" -A -t $VIP:99 -s rr --laddr 192.0.2.9 2>&1) || fail "-A with a foreign local address: $out"
+case $out in
+  *"local address 192.0.2.9 is not an address of this host"*) log "foreign local address: $out" ;;
+  *) fail "no warning for the foreign local address 192.0.2.9: '$out'" ;;
+esac
+out=$(adm "$LB" -E -t $VIP:99 -s rr --laddr 10.0.2.1 2>&1) || fail "-E with the director's own address: $out"
+assert_eq "$out" "" "-E --laddr with the director's own address (no warning)"
+adm_ok "$LB" -D -t $VIP:99
 
 # --- save and restore -------------------------------------------------------------------------------------
 saved=$(adm "$LB" -S -n) || fail "-S -n failed"

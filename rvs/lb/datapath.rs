@@ -689,6 +689,34 @@ fn vip_guard(ns: &NetState, net: &Net, mut skb: Skb<'_>, pkt: &Packet, g: &ReadG
 /// `vip_guard`'s value for answering ICMP port unreachable.
 const VIP_GUARD_REJECT: u32 = 2;
 
+/// A reply of `conn` (`len` bytes) from its real server: its state and
+/// expiry move, the sequence numbers a reset needs are learnt, and it is
+/// counted.
+fn seen_reply(
+    ns: &NetState,
+    conns: &ConnTable,
+    conn: &ConnEntry,
+    pkt: &Packet,
+    len: usize,
+    g: &ReadGuard,
+) {
+    conns.update(
+        conn,
+        Dir::Output,
+        pkt.l4,
+        ns.timeouts.get(g),
+        ns.limits().secure_tcp,
+    );
+    if let Some(s) = pkt.seq {
+        conn.note_seq(Dir::Output, s);
+    }
+    conn.dest.stats.count_out(len);
+    conn.dest.svc_stats.count_out(len);
+    if let Some(t) = &ns.tot_stats {
+        t.count_out(len);
+    }
+}
+
 /// A reply from a FullNAT real server to a local address and port:
 /// counted, then sent on to the client from the virtual service
 /// (`xmit::fullnat_reply`). Anything else to a local address passes.
@@ -711,21 +739,7 @@ fn fullnat_reply(
     ) else {
         return Verdict::Accept;
     };
-    conns.update(
-        conn,
-        Dir::Output,
-        pkt.l4,
-        ns.timeouts.get(g),
-        ns.limits().secure_tcp,
-    );
-    if let Some(s) = pkt.seq {
-        conn.note_seq(Dir::Output, s);
-    }
-    conn.dest.stats.count_out(skb.len());
-    conn.dest.svc_stats.count_out(skb.len());
-    if let Some(t) = &ns.tot_stats {
-        t.count_out(skb.len());
-    }
+    seen_reply(ns, conns, conn, pkt, skb.len(), g);
     xmit::fullnat_reply(net, skb, pkt, conn)
 }
 
@@ -757,21 +771,7 @@ fn reply(
     if conn.fwd != FwdMethod::Masq {
         return Verdict::Accept;
     }
-    conns.update(
-        conn,
-        Dir::Output,
-        pkt.l4,
-        ns.timeouts.get(g),
-        ns.limits().secure_tcp,
-    );
-    if let Some(s) = pkt.seq {
-        conn.note_seq(Dir::Output, s);
-    }
-    conn.dest.stats.count_out(skb.len());
-    conn.dest.svc_stats.count_out(skb.len());
-    if let Some(t) = &ns.tot_stats {
-        t.count_out(skb.len());
-    }
+    seen_reply(ns, conns, conn, pkt, skb.len(), g);
     let vaddr = conn.tuple.vaddr;
     match xmit::nat_rewrite(&mut skb, pkt, xmit::Side::Source, &vaddr, conn.tuple.vport) {
         Ok(()) => {

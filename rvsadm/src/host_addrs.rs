@@ -27,7 +27,9 @@ pub fn host_addresses() -> std::io::Result<Vec<IpAddr>> {
                 libc::AF_INET => {
                     // SAFETY: an AF_INET address is a sockaddr_in.
                     let sin = unsafe { &*(ifa.ifa_addr as *const libc::sockaddr_in) };
-                    out.push(IpAddr::V4(Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr))));
+                    out.push(IpAddr::V4(Ipv4Addr::from(u32::from_be(
+                        sin.sin_addr.s_addr,
+                    ))));
                 }
                 libc::AF_INET6 => {
                     // SAFETY: an AF_INET6 address is a sockaddr_in6.

@@ -250,31 +250,63 @@ def rvs_wins(ratio, better):
     return ratio > 1.0 if better == "higher" else ratio < 1.0
 
 
-def png_bars(path, labels, ratios, betters):
-    """A bar chart of the ratios, green where rvs does better, red where
-    IPVS does (the metric's "better" direction decides), grey within 5% of
-    parity: matplotlib if available, else a plain PNG with the same
-    colours."""
+def advantage(ratio, better):
+    """rvs's advantage over IPVS in a scenario: the ratio of medians turned
+    so that above 1 always means rvs better (IPVS/rvs where lower is
+    better), None without a ratio."""
+    if not ratio:
+        return None
+    return ratio if better == "higher" else 1.0 / ratio
+
+
+def png_bars(path, res):
+    """A horizontal bar per scenario of rvs's advantage over IPVS (see
+    `advantage`) on a log scale, so that one direction always means "rvs
+    better" and 2x better looks as large as 2x worse: green where rvs does
+    better, red where IPVS does, grey within 5%; each bar labelled with
+    its scenario, unit and both medians. Needs matplotlib (qemu/install-deps
+    installs Debian's python3-matplotlib); without it, a plain PNG of the
+    same bars, unlabelled, and a warning."""
+    ratios = [r["ratio_rvs_ipvs"] for r in res]
+    betters = [r["better"] for r in res]
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
+        print("report: matplotlib is missing (qemu/install-deps installs it): %s has no labels" % path,
+              file=sys.stderr)
         return plain_png(path, ratios, betters)
-    fig, ax = plt.subplots(figsize=(12, 5))
-    vals = [r if r is not None else 0 for r in ratios]
+    adv = [advantage(r, b) for r, b in zip(ratios, betters)]
+    shown = [a for a in adv if a]
+    span = max([max(a, 1 / a) for a in shown] + [1.25]) * 1.6
+    fig, ax = plt.subplots(figsize=(13, 0.42 * len(res) + 1.6))
     colors = [{True: "#55a868", False: "#c44e52", "even": "#8c8c8c", None: "#cccccc"}[rvs_wins(r, b)]
               for r, b in zip(ratios, betters)]
-    ax.bar(range(len(vals)), vals, color=colors)
-    ax.axhline(1.0, color="black", linewidth=1, linestyle="--")
-    ax.set_xticks(range(len(vals)))
-    ax.set_xticklabels(labels, rotation=30, ha="right")
-    ax.set_ylabel("rvs / IPVS (median)")
-    ax.set_title("rvs vs IPVS: ratio of medians; green: rvs better, red: IPVS better, grey: within 5%")
-    for i, r in enumerate(ratios):
-        ax.text(i, (r or 0) + 0.02, "%.2f" % r if r is not None else "n/a", ha="center", fontsize=8)
+    ys = list(range(len(res)))[::-1]
+    # Bars grow from 1 (parity) toward the advantage, right for rvs, left for IPVS.
+    ax.barh(ys, [(a or 1.0) - 1.0 for a in adv], left=1.0, color=colors, height=0.7)
+    ax.set_xscale("log")
+    ax.set_xlim(1 / span, span)
+    ticks = [t for t in (1 / 8, 1 / 4, 1 / 2, 1, 2, 4, 8) if 1 / span <= t <= span]
+    ax.set_xticks(ticks)
+    ax.set_xticklabels(["%gx IPVS" % (1 / t) if t < 1 else ("parity" if t == 1 else "%gx rvs" % t)
+                        for t in ticks])
+    ax.minorticks_off()
+    ax.axvline(1.0, color="black", linewidth=1)
+    ax.set_yticks(ys)
+    ax.set_yticklabels(["%s (%s)" % (r["scenario"], r["unit"] or "-") for r in res], fontsize=8)
+    for y, r, a in zip(ys, res, adv):
+        text = "IPVS %s, rvs %s" % (fmt(r["ipvs_median"]), fmt(r["rvs_median"]))
+        text += ": %.2fx" % a if a else ": n/a"
+        ax.text((a or 1) * (1.04 if (a or 1) >= 1 else 0.96), y, text, va="center", fontsize=7,
+                ha="left" if (a or 1) >= 1 else "right")
+    ax.set_xlabel("rvs's advantage over IPVS (medians; IPVS/rvs where lower is better), log scale: "
+                  "right of 1 rvs is better, left IPVS")
+    ax.set_title("rvs vs IPVS, one run: green rvs better, red IPVS better, grey within 5%")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
+    plt.close(fig)
     return True
 
 
@@ -312,8 +344,7 @@ def main():
                                 date=os.environ.get("REPORT_DATE") or datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")),
                    "results": res}, f, indent=1)
         f.write("\n")
-    png_bars(os.path.join(out, "ratios.png"), [r["scenario"] for r in res],
-             [r["ratio_rvs_ipvs"] for r in res], [r["better"] for r in res])
+    png_bars(os.path.join(out, "ratios.png"), res)
     w = max(len(r["scenario"]) for r in res)
     print("%-*s %12s %12s %7s  %-9s %s" % (w, "scenario", "IPVS", "rvs", "ratio", "unit", "metric"))
     for r in res:

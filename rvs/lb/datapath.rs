@@ -521,13 +521,16 @@ fn icmp_error(
 }
 
 /// An ICMP or ICMPv6 error (at LOCAL_IN) about a FullNAT request, `local
-/// address -> real server`, from a router on the real server's side: a
-/// "fragmentation needed" or "packet too big" records the path MTU on the
-/// director's route to the real server, as it would for a socket of its
-/// own, so the next too big packet of the client is answered by the
+/// address -> real server`, from the real server or a router on its side.
+/// A "fragmentation needed" or "packet too big" records the path MTU on
+/// the director's route to the real server, as it would for a socket of
+/// its own, so the next too big packet of the client is answered by the
 /// director itself (from the VIP, quoting the client's packet: see
-/// `xmit::transmit`), and the client's path MTU follows. Other errors,
-/// and errors about anything else, go on to the director's stack.
+/// `xmit::transmit`), and the client's path MTU follows. Any other error
+/// goes on to the client as one about its own packet, `client -> VIP`
+/// (`xmit::fullnat_icmp_to_client`): a UDP client learns that the port is
+/// unreachable, a TCP client that the host is. Errors about anything else
+/// go on to the director's stack.
 fn fullnat_icmp_error(
     conns: &ConnTable,
     net: &Net,
@@ -541,12 +544,12 @@ fn fullnat_icmp_error(
         }
         AddrFamily::Inet6 => q.icmp_type == icmp::ICMPV6_PKT_TOOBIG,
     };
-    if !too_big
-        || conns
-            .lookup_fullnat(g, q.af, q.proto, &q.saddr, q.sport, &q.daddr, q.dport)
-            .is_none()
-    {
+    let Some(conn) = conns.lookup_fullnat(g, q.af, q.proto, &q.saddr, q.sport, &q.daddr, q.dport)
+    else {
         return Verdict::Accept;
+    };
+    if !too_big {
+        return xmit::fullnat_icmp_to_client(net, skb, q, conn);
     }
     // The MTU: ICMP's next-hop MTU (bytes 6-7), ICMPv6's (bytes 4-7).
     let Some(info) = skb

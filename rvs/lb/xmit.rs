@@ -17,6 +17,7 @@ use crate::lb::conn_table::ConnTable;
 use crate::lb::packet::Packet;
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::fullnat;
+use crate::rvs_core::icmp;
 use crate::rvs_core::packet::{
     self, TtlError, IPPROTO_SCTP, IPPROTO_UDP, IP_DF, TCP_CHECK_OFFSET, UDP_CHECK_OFFSET,
 };
@@ -289,6 +290,56 @@ pub(crate) fn fullnat_reply(net: &Net, mut skb: Skb<'_>, pkt: &Packet, conn: &Co
         return Verdict::Drop;
     }
     skb::local_out(net, skb, af, true, false);
+    Verdict::Stolen
+}
+
+/// Sends an ICMP or ICMPv6 error about FullNAT connection `conn`'s request
+/// (quoting `local address -> real server`, addressed to the local
+/// address) on to its client as an error about the client's own packet:
+/// outer source and quoted destination become the virtual service's
+/// (`IcmpNat::ToClient`), outer destination and quoted source the
+/// client's (`IcmpNat::ToServer`'s rewrite, toward the client), every
+/// checksum kept right by `rvs_core::icmp`. Routed as a router forwards
+/// it (TTL decremented); a client on the director gets it locally.
+pub(crate) fn fullnat_icmp_to_client(
+    net: &Net,
+    mut skb: Skb<'_>,
+    q: &icmp::IcmpQuote,
+    conn: &Conn,
+) -> Verdict {
+    let t = &conn.tuple;
+    let to_vip = icmp::IcmpNat::ToClient {
+        vaddr: t.vaddr,
+        vport: t.vport,
+    };
+    let to_client = icmp::IcmpNat::ToServer {
+        daddr: t.caddr,
+        dport: t.cport,
+    };
+    let Some(buf) = skb.header_mut(q.rewrite_len) else {
+        return Verdict::Drop;
+    };
+    if icmp::nat(buf, q, to_vip).is_err() {
+        return Verdict::Accept;
+    }
+    // The same lengths as the first rewrite: if it fails all the same, the
+    // error is half translated and must not go anywhere.
+    if icmp::nat(buf, q, to_client).is_err() {
+        return Verdict::Drop;
+    }
+    let route = match route::route_to_host(net, q.af, &t.caddr) {
+        Ok(r) => r,
+        Err(e) if e == EINVAL => {
+            skb.mark_rvs();
+            return Verdict::Accept;
+        }
+        Err(_) => return Verdict::Drop,
+    };
+    if decrement_ttl(net, &mut skb, q.af).is_err() {
+        return Verdict::Drop;
+    }
+    skb.set_route(route);
+    skb::local_out(net, skb, q.af, true, false);
     Verdict::Stolen
 }
 

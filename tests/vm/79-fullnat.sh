@@ -46,6 +46,9 @@
 #    "too big" errors about the director's segments set the director's
 #    path MTU toward the real server, and a 100 KB upload still arrives
 #    (IPv4 and IPv6);
+#  - an ICMP port unreachable from the real server (UDP, no listener)
+#    reaches the client as an error about its own datagram: its socket
+#    sees ECONNREFUSED (IPv4 and IPv6);
 #  - a local address that is not the director's is accepted with a
 #    warning, the director's own without one;
 #  - -S shows --laddr and --fullnat, and -S | -C | -R | -S gives the
@@ -425,6 +428,41 @@ for fam in 4 6; do
   case $route in *"mtu 1280"*) ;; *) fail "IPv$fam: the director's route to $rs_addr has no path MTU 1280: $route" ;; esac
 done
 ip -n "$RT" link set x1 mtu 1500 || fail "cannot restore the router's link MTU"
+
+# --- an ICMP error from the real server reaches the client -------------------------------------------
+# A UDP service whose real server port has no listener: the real server
+# answers "port unreachable" to the local address; the director sends it
+# on to the client as an error about the client's own datagram, so its
+# socket sees ECONNREFUSED (without that, the client waits in vain).
+adm_ok "$LB" -A -u $VIP:54 -s rr --laddr 10.0.2.1
+adm_ok "$LB" -a -u $VIP:54 -r $RIP:7009 --fullnat -w 1
+adm_ok "$LB" -A -u "[$VIP6]:54" -s rr --laddr fd00:2::1
+adm_ok "$LB" -a -u "[$VIP6]:54" -r "[$RIP6]:7009" --fullnat -w 1
+for vip in $VIP $VIP6; do
+  got=$(ip netns exec "$CL" python3 -c '
+import socket, sys
+a = sys.argv[1]
+s = socket.socket(socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(3)
+s.connect((a, 54))
+for _ in range(2):
+    s.send(b"anyone?")
+    try:
+        s.recv(100)
+        print("answered")
+        break
+    except ConnectionRefusedError:
+        print("refused")
+        break
+    except socket.timeout:
+        pass
+else:
+    print("timeout")
+' "$vip")
+  assert_eq "$got" refused "UDP to $vip:54 (no listener behind it): the client's socket"
+done
+adm_ok "$LB" -D -u $VIP:54
+adm_ok "$LB" -D -u "[$VIP6]:54"
 
 # --- a local address that is not the director's ----------------------------------------------------------
 # Accepted (an address managed by another daemon may come later), with a

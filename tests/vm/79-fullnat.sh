@@ -46,6 +46,8 @@
 #    "too big" errors about the director's segments set the director's
 #    path MTU toward the real server, and a 100 KB upload still arrives
 #    (IPv4 and IPv6);
+#  - a persistent FullNAT service keeps a client's connections on one of
+#    two real servers, each from its own local port, its template listed;
 #  - an ICMP port unreachable from the real server (UDP, no listener)
 #    reaches the client as an error about its own datagram: its socket
 #    sees ECONNREFUSED (IPv4 and IPv6);
@@ -428,6 +430,31 @@ for fam in 4 6; do
   case $route in *"mtu 1280"*) ;; *) fail "IPv$fam: the director's route to $rs_addr has no path MTU 1280: $route" ;; esac
 done
 ip -n "$RT" link set x1 mtu 1500 || fail "cannot restore the router's link MTU"
+
+# --- persistence -----------------------------------------------------------------------------------------
+# A persistent FullNAT service over two real servers (a second address of
+# the real server's host): every connection of one client goes to the
+# server its template names, each from a port of its own (rr alone would
+# split them 2/2). The template is held by the connections' port entries;
+# it is listed, and -C at the end of the test frees the lot.
+ip -n "$RS" addr add 10.0.3.2/24 dev r0 || fail "cannot add 10.0.3.2 to the real server"
+adm_ok "$LB" -A -t $VIP:86 -s rr -p 60 --laddr 10.0.2.1
+adm_ok "$LB" -a -t $VIP:86 -r 10.0.3.1:8080 --fullnat -w 1
+adm_ok "$LB" -a -t $VIP:86 -r 10.0.3.2:8080 --fullnat -w 1
+for i in 1 2 3 4; do
+  get "http://$VIP:86/index.txt" "$T/page"
+  assert_eq "$(cat "$T/page")" "fullnat page" "persistent VIP:86, connection $i"
+done
+split=$(adm "$LB" -L -n --stats | awk '/^TCP +10\.0\.100\.1:86 /{f = 1; next} /^[A-Z]/{f = 0} f && $1 == "->" {print $2 "=" $3}' | sort | tr '\n' ' ')
+log "persistent VIP:86: connections per real server: $split"
+case $split in
+  "10.0.3.1:8080=4 10.0.3.2:8080=0 " | "10.0.3.1:8080=0 10.0.3.2:8080=4 ") ;;
+  *) fail "persistent VIP:86: the client's 4 connections were not kept on one real server: $split" ;;
+esac
+ports=$(adm "$LB" -L -n -c | grep -F " $VIP:86 " | sed -n 's/.* local 10\.0\.2\.1:\([0-9]*\)$/\1/p' | sort -u | wc -l)
+assert_eq "$ports" 4 "persistent VIP:86: distinct local ports of the 4 connections"
+adm "$LB" -L -n -c | grep -E -q "^TCP +[0-9:]+ +[A-Z_]+ +$CIP:0 +$VIP:86 " ||
+  fail "persistent VIP:86: no template of $CIP listed: $(adm "$LB" -L -n -c | grep -F ":86 ")"
 
 # --- an ICMP error from the real server reaches the client -------------------------------------------
 # A UDP service whose real server port has no listener: the real server

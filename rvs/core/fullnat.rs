@@ -79,6 +79,27 @@ pub fn toa_fits(hlen: usize, opt_len: usize) -> bool {
     hlen.checked_add(opt_len).is_some_and(|n| n <= TCP_HLEN_MAX) && opt_len.trailing_zeros() >= 2
 }
 
+/// Where in TCP header `tcp` (whole, options included) a new option goes:
+/// at its end-of-options kind if it has one (a receiver stops reading
+/// there; the kind and the padding after it move behind the new option),
+/// else at the end of the header.
+pub fn option_insert_at(tcp: &[u8]) -> usize {
+    let doff = tcp.get(12).map_or(0, |b| usize::from(b >> 4));
+    let end = doff.saturating_mul(4).min(tcp.len());
+    let head = tcp.get(..end).unwrap_or(&[]);
+    let mut at = 20usize;
+    loop {
+        match head.get(at..) {
+            Some([0, ..]) => return at,
+            Some([1, rest @ ..]) if !rest.is_empty() => at = at.saturating_add(1),
+            Some([_, len, ..]) if usize::from(*len) >= 2 => {
+                at = at.saturating_add(usize::from(*len))
+            }
+            _ => return end,
+        }
+    }
+}
+
 /// The options of TCP header `tcp` as (offset, kind, length), stopping at
 /// the end-of-options kind or at the first malformed one.
 fn options(tcp: &[u8]) -> impl Iterator<Item = (usize, u8, usize)> + '_ {
@@ -259,6 +280,23 @@ mod tests {
         let mut bad = tcp_with(&[254, 8, 0, 1]);
         bad[21] = 8;
         assert_eq!(find_toa(AddrFamily::Inet, &bad), None);
+    }
+
+    #[test]
+    fn the_option_goes_before_an_end_of_options() {
+        // MSS, then EOL and padding: before the EOL.
+        let h = tcp_with(&[2, 4, 5, 180, 0, 0, 0, 0]);
+        assert_eq!(h.len(), 28);
+        assert_eq!(option_insert_at(&h), 24);
+        // NOP padding only: at the end.
+        assert_eq!(
+            option_insert_at(&tcp_with(&[1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2])),
+            32
+        );
+        // No options at all, and a malformed length: at the end.
+        assert_eq!(option_insert_at(&tcp_with(&[])), 20);
+        assert_eq!(option_insert_at(&tcp_with(&[2, 1, 5, 180])), 24);
+        assert_eq!(option_insert_at(&tcp_with(&[2, 40, 5, 180])), 24);
     }
 
     #[test]

@@ -196,8 +196,9 @@ fn tcp_hlen(skb: &mut Skb<'_>, pkt: &Packet) -> Option<usize> {
     (hlen >= 20 && skb.header(l4 + hlen).is_some()).then_some(hlen)
 }
 
-/// Appends the TOA option with client `caddr:cport` to the packet's TCP
-/// options, and fixes the data offset, the IP length (and IPv4 header
+/// Adds the TOA option with client `caddr:cport` to the packet's TCP
+/// options (last, before an end-of-options kind if there is one), and
+/// fixes the data offset, the IP length (and IPv4 header
 /// checksum) and the TCP checksum, which changes by the option's words,
 /// the data offset's word and the pseudo-header's length (for a
 /// CHECKSUM_PARTIAL packet only the latter: the rest is summed later).
@@ -211,7 +212,13 @@ fn insert_toa(skb: &mut Skb<'_>, pkt: &Packet, caddr: &[u8; 16], cport: u16) -> 
     let tcp_len = skb.len().checked_sub(l4).ok_or(EINVAL)?;
     let old_tcp_len = u16::try_from(tcp_len).map_err(|_| EINVAL)?;
     let new_tcp_len = u16::try_from(tcp_len + n).map_err(|_| emsgsize())?;
-    skb::insert_header_bytes(skb, l4 + hlen, l4, opt)?;
+    // Before an end-of-options kind, if the sender put one.
+    let at = skb
+        .header(l4 + hlen)
+        .and_then(|h| h.get(l4..))
+        .map(fullnat::option_insert_at)
+        .ok_or(EINVAL)?;
+    skb::insert_header_bytes(skb, l4 + at, l4, opt)?;
     let check_at = l4 + TCP_CHECK_OFFSET;
     let h = skb.header_mut(l4 + hlen + n).ok_or(ENOMEM)?;
     // The data offset, in the high nibble of byte 12.

@@ -647,3 +647,25 @@ reset_counts() { ip netns exec "$1" nft reset counters table inet probe >/dev/nu
 counts() { echo "rst_in=$(nft_counter "$1" inet probe rst_in) ack_out=$(nft_counter "$1" inet probe ack_out)"; }
 # log_resets NAME: how many "reset" lines the server NAME logged.
 log_resets() { grep -c '^reset ' "$TEST_TMP/$1.log"; }
+
+# capture NS DEV FILE FILTER...: records DEV's packets matching the
+# tcpdump FILTER in FILE until capture_end (tcpdump's pids in _caps).
+_caps=()
+capture() {
+  local ns=$1 dev=$2 file=$3 _; shift 3
+  ip netns exec "$ns" tcpdump -i "$dev" -n -s 0 -U --immediate-mode -Z root -w "$file" "$@" 2>"$file.log" &
+  bg_track $!
+  _caps+=($!)
+  for _ in $(seq 1 100); do
+    grep -q "listening on" "$file.log" && return 0
+    sleep 0.1
+  done
+  fail "tcpdump on $dev in ${ns#"$NS_PREFIX"-} did not start: $(cat "$file.log")"
+}
+capture_end() {
+  local p
+  sleep 0.5
+  for p in "${_caps[@]}"; do kill -INT "$p" 2>/dev/null; done
+  for p in "${_caps[@]}"; do wait "$p" 2>/dev/null; done
+  _caps=()
+}

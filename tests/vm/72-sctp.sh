@@ -41,27 +41,6 @@ no_offload() {
 # sctp_errs NS: the SctpChecksumErrors counter of NS's SCTP stack.
 sctp_errs() { ip netns exec "$1" awk '$1 == "SctpChecksumErrors" {print $2}' /proc/net/sctp/snmp; }
 
-# capture NS DEV FILE: records DEV's SCTP packets in FILE until
-# capture_end (tcpdump's pid in _caps).
-_caps=()
-capture() {
-  ip netns exec "$1" tcpdump -i "$2" -n -s 0 -U -Z root -w "$3" sctp 2>"$3.log" &
-  bg_track $!
-  _caps+=($!)
-  local i
-  for i in $(seq 1 100); do
-    grep -q "listening on" "$3.log" && return 0
-    sleep 0.1
-  done
-  fail "tcpdump on $2 in ${1#$NS_PREFIX-} did not start: $(cat "$3.log")"
-}
-capture_end() {
-  local p
-  sleep 0.5
-  for p in "${_caps[@]}"; do kill -INT "$p" 2>/dev/null; done
-  for p in "${_caps[@]}"; do wait "$p" 2>/dev/null; done
-  _caps=()
-}
 # crcs_right FILE MIN LABEL: every SCTP packet in the capture FILE (at
 # least MIN) carries the right CRC32c.
 crcs_right() {
@@ -171,8 +150,8 @@ crc_checked "$CL" $CIP
 crc_errs() { echo "$(sctp_errs "$CL") $(sctp_errs "${RS[1]}") $(sctp_errs "${RS[2]}")"; }
 # Everything the client and the real servers receive (and send) from now
 # to the end of the IPv6 part.
-capture "$CL" c0 "$TEST_TMP/cl.pcap"
-for i in 1 2; do capture "${RS[$i]}" r0 "$TEST_TMP/rs$i.pcap"; done
+capture "$CL" c0 "$TEST_TMP/cl.pcap" sctp
+for i in 1 2; do capture "${RS[$i]}" r0 "$TEST_TMP/rs$i.pcap" sctp; done
 
 # Same port on both sides.
 adm_ok "$LB" -A --sctp-service $VIP:8080 -s rr
@@ -275,7 +254,7 @@ no_offload "$LB" d0 d1
 no_offload "$rs" f0 r0
 adm_ok "$LB" -A --sctp-service $VIP:8080 -s rr
 adm_ok "$LB" -a --sctp-service $VIP:8080 -r ${RIP[1]}:8080 -g -w 1
-capture "$rs" r0 "$TEST_TMP/dr.pcap"
+capture "$rs" r0 "$TEST_TMP/dr.pcap" sctp
 # The real server's sink is bound to the VIP: it answers from it.
 sctp_transfer "$CL" $CIP "$rs" $VIP $VIP 8080 8080 32 "SCTP DR"
 # Replies bypass the director: during a transfer the real server sends its

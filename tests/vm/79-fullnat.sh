@@ -219,27 +219,6 @@ release() { touch "$T/$1.go"; }
 # no_port: the namespace's count of connections dropped for want of a port.
 no_port() { adm "$LB" -L -n --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["fullnat_no_port"])'; }
 
-# capture NS DEV FILE FILTER...: records DEV's packets matching FILTER
-# until capture_end.
-_caps=()
-capture() {
-  local ns=$1 dev=$2 file=$3 _; shift 3
-  ip netns exec "$ns" tcpdump -i "$dev" -n -s 0 -U --immediate-mode -Z root -w "$file" "$@" 2>"$file.log" &
-  bg_track $!
-  _caps+=($!)
-  for _ in $(seq 1 100); do
-    grep -q "listening on" "$file.log" && return 0
-    sleep 0.1
-  done
-  fail "tcpdump on $dev in ${ns#"$NS_PREFIX"-} did not start: $(cat "$file.log")"
-}
-capture_end() {
-  local p
-  sleep 0.5
-  for p in "${_caps[@]}"; do kill -INT "$p" 2>/dev/null; done
-  for p in "${_caps[@]}"; do wait "$p" 2>/dev/null; done
-  _caps=()
-}
 # segments FILE LABEL: fullnat.py segments of a capture, logged.
 segments() {
   local segs

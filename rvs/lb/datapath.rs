@@ -555,7 +555,7 @@ fn fullnat_icmp_error(
     let Some(info) = skb
         .header(q.icmp_off + 8)
         .and_then(|h| h.get(q.icmp_off + 4..q.icmp_off + 8))
-        .map(|b| [b[0], b[1], b[2], b[3]])
+        .and_then(|b| <[u8; 4]>::try_from(b).ok())
     else {
         return Verdict::Accept;
     };
@@ -574,7 +574,8 @@ fn fullnat_icmp_error(
     }
     let recorded = match q.af {
         AddrFamily::Inet => {
-            let mtu = u32::from(u16::from_be_bytes([info[2], info[3]]));
+            let [_, _, hi, lo] = info;
+            let mtu = u32::from(u16::from_be_bytes([hi, lo]));
             mtu != 0 && skb.pull_to(q.inner_off, q.inner_ihl) && {
                 skb.update_pmtu(net, mtu);
                 true

@@ -222,23 +222,28 @@ fn insert_toa(skb: &mut Skb<'_>, pkt: &Packet, caddr: &[u8; 16], cport: u16) -> 
     let check_at = l4 + TCP_CHECK_OFFSET;
     let h = skb.header_mut(l4 + hlen + n).ok_or(ENOMEM)?;
     // The data offset, in the high nibble of byte 12.
-    let old_word = [h[l4 + 12], h[l4 + 13]];
-    let new_word = [old_word[0].wrapping_add(((n / 4) as u8) << 4), old_word[1]];
-    h[l4 + 12] = new_word[0];
-    match af {
-        AddrFamily::Inet => {
-            let total = u16::try_from(l4 + tcp_len + n).map_err(|_| emsgsize())?;
-            h[2..4].copy_from_slice(&total.to_be_bytes());
-            h[10] = 0;
-            h[11] = 0;
-            let sum = packet::ip_header_checksum(h.get(..l4).ok_or(EINVAL)?);
-            h[10..12].copy_from_slice(&sum.to_be_bytes());
-        }
-        AddrFamily::Inet6 => {
-            let payload = u16::from_be_bytes([h[4], h[5]]);
-            let payload = payload.checked_add(n as u16).ok_or_else(emsgsize)?;
-            h[4..6].copy_from_slice(&payload.to_be_bytes());
-        }
+    let doff = h.get_mut(l4 + 12..l4 + 14).ok_or(EINVAL)?;
+    let old_word = <[u8; 2]>::try_from(&*doff).map_err(|_| EINVAL)?;
+    let [hi, lo] = old_word;
+    let new_word = [hi.wrapping_add(((n / 4) as u8) << 4), lo];
+    doff.copy_from_slice(&new_word);
+    // Bytes 2-3 of an IPv4 header (total length), 4-5 of IPv6's (payload).
+    let len_at = match af {
+        AddrFamily::Inet => 2,
+        AddrFamily::Inet6 => 4,
+    };
+    let len = h.get_mut(len_at..len_at + 2).ok_or(EINVAL)?;
+    let grown = u16::from_be_bytes(<[u8; 2]>::try_from(&*len).map_err(|_| EINVAL)?)
+        .checked_add(n as u16)
+        .ok_or_else(emsgsize)?;
+    len.copy_from_slice(&grown.to_be_bytes());
+    if af == AddrFamily::Inet {
+        let iph = h.get_mut(..l4).ok_or(EINVAL)?;
+        iph.get_mut(10..12).ok_or(EINVAL)?.fill(0);
+        let sum = packet::ip_header_checksum(iph);
+        iph.get_mut(10..12)
+            .ok_or(EINVAL)?
+            .copy_from_slice(&sum.to_be_bytes());
     }
     skb.csum_replace2(check_at, old_word, new_word);
     // The pseudo-header's length, as the low half of a 4-byte word.
@@ -246,7 +251,9 @@ fn insert_toa(skb: &mut Skb<'_>, pkt: &Packet, caddr: &[u8; 16], cport: u16) -> 
     let [n0, n1] = new_tcp_len.to_be_bytes();
     skb.csum_replace4(check_at, [0, 0, o0, o1], [0, 0, n0, n1], true);
     for w in opt.chunks_exact(2) {
-        skb.csum_replace2(check_at, [0, 0], [w[0], w[1]]);
+        if let [a, b] = *w {
+            skb.csum_replace2(check_at, [0, 0], [a, b]);
+        }
     }
     Ok(())
 }

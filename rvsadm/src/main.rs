@@ -1111,13 +1111,18 @@ mod tests {
     }
 
     fn dest_reply(addr: [u8; 4], port: u16) -> Vec<u8> {
+        dest_reply_fwd(addr, port, uapi::RVS_CONN_F_MASQ)
+    }
+
+    /// `dest_reply` with forwarding method `fwd`.
+    fn dest_reply_fwd(addr: [u8; 4], port: u16, fwd: u32) -> Vec<u8> {
         let mut a = [0u8; 16];
         a[..4].copy_from_slice(&addr);
         let mut w = AttrWriter::new();
         w.nest(uapi::RVS_CMD_ATTR_DEST, |d| {
             d.put(uapi::RVS_DEST_ATTR_ADDR, &a)
                 .put_be16(uapi::RVS_DEST_ATTR_PORT, port)
-                .put_u32(uapi::RVS_DEST_ATTR_FWD_METHOD, uapi::RVS_CONN_F_MASQ)
+                .put_u32(uapi::RVS_DEST_ATTR_FWD_METHOD, fwd)
                 .put_u32(uapi::RVS_DEST_ATTR_WEIGHT, 1);
         });
         w.finish()
@@ -1146,16 +1151,7 @@ mod tests {
 
     /// `dest_reply` of a FullNAT real server.
     fn fullnat_dest_reply(addr: [u8; 4], port: u16) -> Vec<u8> {
-        let mut a = [0u8; 16];
-        a[..4].copy_from_slice(&addr);
-        let mut w = AttrWriter::new();
-        w.nest(uapi::RVS_CMD_ATTR_DEST, |d| {
-            d.put(uapi::RVS_DEST_ATTR_ADDR, &a)
-                .put_be16(uapi::RVS_DEST_ATTR_PORT, port)
-                .put_u32(uapi::RVS_DEST_ATTR_FWD_METHOD, uapi::RVS_CONN_F_FULLNAT)
-                .put_u32(uapi::RVS_DEST_ATTR_WEIGHT, 1);
-        });
-        w.finish()
+        dest_reply_fwd(addr, port, uapi::RVS_CONN_F_FULLNAT)
     }
 
     /// The LADDRS nest of a NEW/SET_SERVICE request, if any.

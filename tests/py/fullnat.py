@@ -35,6 +35,8 @@ import sys
 import threading
 import time
 
+import pcap
+
 
 def family(addr):
     return socket.AF_INET6 if ":" in addr else socket.AF_INET
@@ -128,23 +130,8 @@ def hold(addr, port, go, srcs):
 
 
 def segments(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    if len(data) < 24:
-        sys.exit("%s: no pcap header (%d bytes)" % (path, len(data)))
-    magic = struct.unpack("<I", data[:4])[0]
-    if magic in (0xA1B2C3D4, 0xA1B23C4D):
-        e = "<"
-    elif magic in (0xD4C3B2A1, 0x4D3CB2A1):
-        e = ">"
-    else:
-        sys.exit("%s: not a pcap file" % path)
-    link = struct.unpack(e + "I", data[20:24])[0]
-    off = 24
-    while off + 16 <= len(data):
-        caplen = struct.unpack(e + "I", data[off + 8:off + 12])[0]
-        pkt = data[off + 16:off + 16 + caplen]
-        off += 16 + caplen
+    link, recs = pcap.records(path)
+    for pkt, _ in recs:
         if link == 1:  # Ethernet
             eth, ip = struct.unpack("!H", pkt[12:14])[0], pkt[14:]
         elif link == 113:  # Linux cooked (SLL)

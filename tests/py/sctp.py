@@ -28,6 +28,8 @@ import struct
 import sys
 import time
 
+import pcap
+
 
 def _table():
     t = []
@@ -131,24 +133,12 @@ def probe(addr, port, good):
 
 def crccheck(path, least):
     """Checks the CRC32c of every SCTP packet in a pcap file (Ethernet)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if len(data) < 24:
-        sys.exit("%s: no pcap header (%d bytes)" % (path, len(data)))
-    magic = struct.unpack("<I", data[:4])[0]
-    if magic in (0xA1B2C3D4, 0xA1B23C4D):
-        e = "<"
-    elif magic in (0xD4C3B2A1, 0x4D3CB2A1):
-        e = ">"
-    else:
-        sys.exit("%s: not a pcap file" % path)
-    if struct.unpack(e + "I", data[20:24])[0] != 1:
+    link, recs = pcap.records(path)
+    if link != 1:
         sys.exit("%s: not an Ethernet capture" % path)
-    off, n, bad = 24, 0, []
-    while off + 16 <= len(data):
-        caplen, wirelen = struct.unpack(e + "II", data[off + 8:off + 16])
-        pkt = data[off + 16:off + 16 + caplen]
-        off += 16 + caplen
+    n, bad = 0, []
+    for pkt, wirelen in recs:
+        caplen = len(pkt)
         if caplen != wirelen:
             sys.exit("%s: a packet captured truncated (%d of %d bytes)" % (path, caplen, wirelen))
         eth = struct.unpack("!H", pkt[12:14])[0]

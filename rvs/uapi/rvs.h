@@ -224,6 +224,35 @@ enum rvs_conn_attr {
 };
 #define RVS_CONN_ATTR_MAX (__RVS_CONN_ATTR_MAX - 1)
 
+/* Attributes nested in RVS_CMD_ATTR_DAEMON: a connection sync daemon
+ * (NEW_DAEMON, DEL_DAEMON, GET_DAEMON replies). 1..8 are IPVS's. */
+enum rvs_daemon_attr {
+	RVS_DAEMON_ATTR_UNSPEC = 0,
+	RVS_DAEMON_ATTR_STATE,		/* 1: u32 RVS_DAEMON_MASTER or _BACKUP */
+	RVS_DAEMON_ATTR_MCAST_IFN,	/* 2: string, the sync interface */
+	RVS_DAEMON_ATTR_SYNC_ID,	/* 3: u32, 0..255 */
+	RVS_DAEMON_ATTR_SYNC_MAXLEN,	/* 4: u16, the UDP payload's most bytes */
+	RVS_DAEMON_ATTR_MCAST_GROUP,	/* 5: u32, IPv4 group, network order */
+	RVS_DAEMON_ATTR_MCAST_GROUP6,	/* 6: 16 bytes, IPv6 group */
+	RVS_DAEMON_ATTR_MCAST_PORT,	/* 7: u16 */
+	RVS_DAEMON_ATTR_MCAST_TTL,	/* 8: u8 */
+	/* rvs additions: the daemon's counters (GET_DAEMON replies, RVS
+	 * family only), u64 each */
+	RVS_DAEMON_ATTR_PAD,		/* 9 */
+	RVS_DAEMON_ATTR_MSGS,		/* 10: datagrams sent (master) or received (backup) */
+	RVS_DAEMON_ATTR_CONNS,		/* 11: records sent, or applied */
+	RVS_DAEMON_ATTR_REFUSED,	/* 12: datagrams or records refused (malformed, wrong
+					 * syncid, unknown service or real server) */
+	RVS_DAEMON_ATTR_LOST,		/* 13: records not sent (no memory, queue full,
+					 * send error) */
+	__RVS_DAEMON_ATTR_MAX,
+};
+#define RVS_DAEMON_ATTR_MAX (__RVS_DAEMON_ATTR_MAX - 1)
+
+/* RVS_DAEMON_ATTR_STATE values (IPVS's IP_VS_STATE_*). */
+#define RVS_DAEMON_MASTER	1
+#define RVS_DAEMON_BACKUP	2
+
 /* Attributes of GET_INFO replies. */
 enum rvs_info_attr {
 	RVS_INFO_ATTR_UNSPEC = 0,

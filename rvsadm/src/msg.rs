@@ -8,8 +8,8 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::types::{
-    af_of, Conn, ConnCounters, Dest, DestKey, DestSpec, Forward, Info, Netmask, Protocol, Service,
-    ServiceKey, ServiceSpec, Stats, Timeouts, TunnelOpts,
+    af_of, Conn, ConnCounters, Daemon, DaemonSpec, DaemonState, Dest, DestKey, DestSpec, Forward,
+    Info, Netmask, Protocol, Service, ServiceKey, ServiceSpec, Stats, Timeouts, TunnelOpts,
 };
 use crate::uapi::{self, linux};
 use rvs_core::settings::{self, SettingSpec};
@@ -245,6 +245,138 @@ pub fn parse_settings(attrs: &[u8]) -> Result<Vec<(&'static SettingSpec, u32)>, 
 /// ZERO (`-Z`): the service key for one service, nothing for all.
 pub fn zero_attrs(key: Option<&ServiceKey>) -> Vec<u8> {
     key.map(service_key_attrs).unwrap_or_default()
+}
+
+/// NEW_DAEMON (`--start-daemon`): a DAEMON nest as libipvs's
+/// `ipvs_start_daemon` fills it, in its order: STATE, MCAST_IFN and
+/// SYNC_ID always (the module needs them), then SYNC_MAXLEN, MCAST_PORT
+/// and MCAST_TTL when given, then the group when given, as MCAST_GROUP6
+/// (16 bytes) or MCAST_GROUP (4 bytes, network order). The port is a u16
+/// in host order (IPVS's `nla_get_u16`), unlike the services' ports.
+pub fn new_daemon_attrs(spec: &DaemonSpec) -> Vec<u8> {
+    let mut w = AttrWriter::new();
+    w.nest(uapi::RVS_CMD_ATTR_DAEMON, |d| {
+        d.put_u32(uapi::RVS_DAEMON_ATTR_STATE, spec.state.code())
+            .put_str(uapi::RVS_DAEMON_ATTR_MCAST_IFN, spec.mcast_ifn.as_str())
+            .put_u32(uapi::RVS_DAEMON_ATTR_SYNC_ID, u32::from(spec.syncid));
+        if let Some(n) = spec.sync_maxlen {
+            d.put_u16(uapi::RVS_DAEMON_ATTR_SYNC_MAXLEN, n);
+        }
+        if let Some(port) = spec.mcast_port {
+            d.put_u16(uapi::RVS_DAEMON_ATTR_MCAST_PORT, port);
+        }
+        if let Some(ttl) = spec.mcast_ttl {
+            d.put(uapi::RVS_DAEMON_ATTR_MCAST_TTL, &[ttl]);
+        }
+        match spec.mcast_group {
+            Some(IpAddr::V6(g)) => {
+                d.put(uapi::RVS_DAEMON_ATTR_MCAST_GROUP6, &g.octets());
+            }
+            Some(IpAddr::V4(g)) => {
+                d.put(uapi::RVS_DAEMON_ATTR_MCAST_GROUP, &g.octets());
+            }
+            None => {}
+        }
+    });
+    w.finish()
+}
+
+/// DEL_DAEMON (`--stop-daemon`): a DAEMON nest with the STATE alone,
+/// which is all that names a daemon (one of each state runs).
+pub fn del_daemon_attrs(state: DaemonState) -> Vec<u8> {
+    let mut w = AttrWriter::new();
+    w.nest(uapi::RVS_CMD_ATTR_DAEMON, |d| {
+        d.put_u32(uapi::RVS_DAEMON_ATTR_STATE, state.code());
+    });
+    w.finish()
+}
+
+/// Parses the attributes of a GET_DAEMON dump entry.
+pub fn parse_daemon_reply(attrs: &[u8]) -> Result<Daemon, ParseError> {
+    match find_attr(attrs, uapi::RVS_CMD_ATTR_DAEMON)? {
+        Some(nested) => parse_daemon(nested),
+        None => perr("daemon reply without RVS_CMD_ATTR_DAEMON"),
+    }
+}
+
+/// Parses the content of a nested `RVS_CMD_ATTR_DAEMON`. STATE,
+/// MCAST_IFN and SYNC_ID are required, as libipvs requires them; an
+/// IPv4 group is read before an IPv6 one, as libipvs reads them.
+pub fn parse_daemon(buf: &[u8]) -> Result<Daemon, ParseError> {
+    let (mut state, mut ifn, mut syncid) = (None, None, None);
+    let (mut group4, mut group6) = (None, None);
+    let mut d = Daemon {
+        state: DaemonState::Master,
+        mcast_ifn: String::new(),
+        syncid: 0,
+        sync_maxlen: None,
+        mcast_group: None,
+        mcast_port: None,
+        mcast_ttl: None,
+        msgs: None,
+        conns: None,
+        refused: None,
+        lost: None,
+    };
+    for a in Attrs::new(buf) {
+        let (ty, p) = a?;
+        match ty {
+            uapi::RVS_DAEMON_ATTR_STATE => state = Some(get_u32(p, "daemon STATE")?),
+            uapi::RVS_DAEMON_ATTR_MCAST_IFN => ifn = Some(get_string(p)),
+            uapi::RVS_DAEMON_ATTR_SYNC_ID => syncid = Some(get_u32(p, "daemon SYNC_ID")?),
+            uapi::RVS_DAEMON_ATTR_SYNC_MAXLEN => {
+                d.sync_maxlen = Some(get_u16(p, "daemon SYNC_MAXLEN")?)
+            }
+            uapi::RVS_DAEMON_ATTR_MCAST_GROUP => match p {
+                [a, b, c, e] => group4 = Some(IpAddr::V4(Ipv4Addr::new(*a, *b, *c, *e))),
+                _ => {
+                    return perr(format!(
+                        "daemon MCAST_GROUP: expected 4 bytes, got {}",
+                        p.len()
+                    ))
+                }
+            },
+            uapi::RVS_DAEMON_ATTR_MCAST_GROUP6 => {
+                group6 = Some(get_addr(p, linux::AF_INET6, "daemon MCAST_GROUP6")?)
+            }
+            uapi::RVS_DAEMON_ATTR_MCAST_PORT => {
+                d.mcast_port = Some(get_u16(p, "daemon MCAST_PORT")?)
+            }
+            uapi::RVS_DAEMON_ATTR_MCAST_TTL => match p {
+                [t] => d.mcast_ttl = Some(*t),
+                _ => {
+                    return perr(format!(
+                        "daemon MCAST_TTL: expected 1 byte, got {}",
+                        p.len()
+                    ))
+                }
+            },
+            uapi::RVS_DAEMON_ATTR_MSGS => d.msgs = Some(get_u64(p, "daemon MSGS")?),
+            uapi::RVS_DAEMON_ATTR_CONNS => d.conns = Some(get_u64(p, "daemon CONNS")?),
+            uapi::RVS_DAEMON_ATTR_REFUSED => d.refused = Some(get_u64(p, "daemon REFUSED")?),
+            uapi::RVS_DAEMON_ATTR_LOST => d.lost = Some(get_u64(p, "daemon LOST")?),
+            // RVS_DAEMON_ATTR_PAD and anything newer.
+            _ => {}
+        }
+    }
+    let Some(state) = state else {
+        return perr("daemon without STATE");
+    };
+    d.state = DaemonState::from_code(state).ok_or_else(|| {
+        ParseError(format!(
+            "daemon STATE {state} is neither master (1) nor backup (2)"
+        ))
+    })?;
+    d.mcast_ifn = match ifn {
+        Some(name) => name,
+        None => return perr("daemon without MCAST_IFN"),
+    };
+    d.syncid = match syncid {
+        Some(id) => id,
+        None => return perr("daemon without SYNC_ID"),
+    };
+    d.mcast_group = group4.or(group6);
+    Ok(d)
 }
 
 /// A reply the module sent that rvsadm cannot make sense of.
@@ -1468,5 +1600,199 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("conn LPORT"));
+    }
+
+    fn daemon_spec(state: DaemonState) -> DaemonSpec {
+        DaemonSpec {
+            state,
+            mcast_ifn: crate::types::IfName::new("eth0").unwrap(),
+            syncid: 0,
+            sync_maxlen: None,
+            mcast_group: None,
+            mcast_port: None,
+            mcast_ttl: None,
+        }
+    }
+
+    #[test]
+    fn new_daemon_exact_bytes() {
+        // Nothing but the state given: ipvsadm's eth0 and syncid 0.
+        let got = new_daemon_attrs(&daemon_spec(DaemonState::Master));
+        let want = attr(
+            3 | NLA_F_NESTED,
+            &[attr(1, &ne32(1)), attr(2, b"eth0\0"), attr(3, &ne32(0))].concat(),
+        );
+        assert_eq!(got, want);
+        // By hand: nest of 4 + 8 + 12 + 8 bytes; "eth0\0" padded to 8.
+        assert_eq!(got.len(), 32);
+        assert_eq!(&got[..4], &[ne16(32), ne16(0x8003)].concat()[..]);
+        assert_eq!(
+            &got[12..24],
+            &[&ne16(9)[..], &ne16(2), b"eth0", &[0, 0, 0, 0]].concat()[..]
+        );
+        // Everything, IPv4 group: libipvs's order, the port in host order,
+        // the TTL one byte, the group its 4 bytes in network order.
+        let full = DaemonSpec {
+            mcast_ifn: crate::types::IfName::new("bond0.12").unwrap(),
+            syncid: 7,
+            sync_maxlen: Some(1400),
+            mcast_group: Some("239.1.2.3".parse().unwrap()),
+            mcast_port: Some(8849),
+            mcast_ttl: Some(3),
+            ..daemon_spec(DaemonState::Backup)
+        };
+        let want = attr(
+            3 | NLA_F_NESTED,
+            &[
+                attr(1, &ne32(2)),
+                attr(2, b"bond0.12\0"),
+                attr(3, &ne32(7)),
+                attr(4, &ne16(1400)),
+                attr(7, &ne16(8849)),
+                attr(8, &[3]),
+                attr(5, &[239, 1, 2, 3]),
+            ]
+            .concat(),
+        );
+        assert_eq!(new_daemon_attrs(&full), want);
+        // TTL after STATE (8), "bond0.12\0" (16), SYNC_ID, SYNC_MAXLEN and
+        // MCAST_PORT (8 each): length 5, then three bytes of padding.
+        let inner = find_attr(&want, uapi::RVS_CMD_ATTR_DAEMON)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            &inner[48..56],
+            &[&ne16(5)[..], &ne16(8), &[3, 0, 0, 0]].concat()[..]
+        );
+        // An IPv6 group: MCAST_GROUP6, 16 bytes, and no MCAST_GROUP.
+        let v6: Ipv6Addr = "ff02::1:81".parse().unwrap();
+        let six = DaemonSpec {
+            mcast_group: Some(IpAddr::V6(v6)),
+            ..daemon_spec(DaemonState::Master)
+        };
+        let want = attr(
+            3 | NLA_F_NESTED,
+            &[
+                attr(1, &ne32(1)),
+                attr(2, b"eth0\0"),
+                attr(3, &ne32(0)),
+                attr(6, &v6.octets()),
+            ]
+            .concat(),
+        );
+        assert_eq!(new_daemon_attrs(&six), want);
+    }
+
+    #[test]
+    fn del_daemon_exact_bytes() {
+        // By hand: the nest (12 bytes, type 3 nested), STATE (8 bytes,
+        // type 1), master = 1.
+        let want: Vec<u8> = [&ne16(12)[..], &ne16(0x8003), &ne16(8), &ne16(1), &ne32(1)].concat();
+        assert_eq!(del_daemon_attrs(DaemonState::Master), want);
+        assert_eq!(
+            del_daemon_attrs(DaemonState::Backup),
+            attr(3 | NLA_F_NESTED, &attr(1, &ne32(2)))
+        );
+    }
+
+    #[test]
+    fn parse_daemon_replies() {
+        // As IPVS's ip_vs_genl_fill_daemon lays one out, with rvs's
+        // counters after a PAD.
+        let u64a = |ty: u16, v: u64| attr(ty, &v.to_ne_bytes());
+        let master = [
+            attr(1, &ne32(1)),
+            attr(2, b"eth1\0"),
+            attr(3, &ne32(9)),
+            attr(4, &ne16(1472)),
+            attr(7, &ne16(8848)),
+            attr(8, &[1]),
+            attr(5, &[224, 0, 0, 81]),
+            attr(9, &[]),
+            u64a(10, 12),
+            u64a(11, 340),
+            u64a(12, 0),
+            u64a(13, 5),
+            attr(99, b"future"),
+        ]
+        .concat();
+        let d = parse_daemon_reply(&attr(3 | NLA_F_NESTED, &master)).unwrap();
+        assert_eq!(
+            d,
+            Daemon {
+                state: DaemonState::Master,
+                mcast_ifn: "eth1".into(),
+                syncid: 9,
+                sync_maxlen: Some(1472),
+                mcast_group: Some("224.0.0.81".parse().unwrap()),
+                mcast_port: Some(8848),
+                mcast_ttl: Some(1),
+                msgs: Some(12),
+                conns: Some(340),
+                refused: Some(0),
+                lost: Some(5),
+            }
+        );
+        // The least a reply may hold (an IPVS of before 4.4): state,
+        // interface, syncid; an IPv6 group.
+        let least = [attr(1, &ne32(2)), attr(2, b"eth0\0"), attr(3, &ne32(0))].concat();
+        let d = parse_daemon(&least).unwrap();
+        assert_eq!(
+            (
+                d.state,
+                d.mcast_ifn.as_str(),
+                d.syncid,
+                d.sync_maxlen,
+                d.mcast_group,
+                d.msgs
+            ),
+            (DaemonState::Backup, "eth0", 0, None, None, None)
+        );
+        let v6: Ipv6Addr = "ff02::1:81".parse().unwrap();
+        let six = [least.clone(), attr(6, &v6.octets())].concat();
+        assert_eq!(
+            parse_daemon(&six).unwrap().mcast_group,
+            Some(IpAddr::V6(v6))
+        );
+        // Both groups: the IPv4 one, as libipvs reads it first.
+        let both = [six, attr(5, &[239, 0, 0, 1])].concat();
+        assert_eq!(
+            parse_daemon(&both).unwrap().mcast_group,
+            Some("239.0.0.1".parse().unwrap())
+        );
+        // What libipvs refuses, and sizes that are wrong.
+        let err = |buf: &[u8]| parse_daemon(buf).unwrap_err().0;
+        assert_eq!(err(&least[8..]), "daemon without STATE");
+        assert_eq!(
+            err(&[&least[..8], &least[20..]].concat()),
+            "daemon without MCAST_IFN"
+        );
+        assert_eq!(err(&least[..20]), "daemon without SYNC_ID");
+        assert_eq!(
+            err(&[attr(1, &ne32(3)), least[8..].to_vec()].concat()),
+            "daemon STATE 3 is neither master (1) nor backup (2)"
+        );
+        assert_eq!(
+            err(&[least.clone(), attr(5, &[224, 0, 0])].concat()),
+            "daemon MCAST_GROUP: expected 4 bytes, got 3"
+        );
+        assert_eq!(
+            err(&[least.clone(), attr(6, &[0xff; 4])].concat()),
+            "daemon MCAST_GROUP6: 4 bytes for address family 10"
+        );
+        assert_eq!(
+            err(&[least.clone(), attr(8, &ne16(1))].concat()),
+            "daemon MCAST_TTL: expected 1 byte, got 2"
+        );
+        assert_eq!(
+            err(&[least.clone(), attr(7, &ne32(8848))].concat()),
+            "daemon MCAST_PORT: expected 2 bytes, got 4"
+        );
+        assert_eq!(
+            parse_daemon_reply(&attr(1 | NLA_F_NESTED, &least))
+                .unwrap_err()
+                .0,
+            "daemon reply without RVS_CMD_ATTR_DAEMON"
+        );
     }
 }

@@ -519,3 +519,208 @@ impl Info {
         )
     }
 }
+
+/// The longest interface name, its NUL included (the kernel's `IFNAMSIZ`).
+pub const IFNAMSIZ: usize = 16;
+
+/// The interface `--start-daemon` uses without `--mcast-interface`:
+/// ipvsadm's `DEF_MCAST_IFN`.
+pub const DEFAULT_MCAST_IFN: &str = "eth0";
+
+/// The syncid `--start-daemon` sends without `--syncid`: ipvsadm's (its
+/// man page's "default is 0"; its `--help` says 255, but 0 is what it
+/// sends). A backup with syncid 0 accepts every master's messages.
+pub const DEFAULT_SYNCID: u8 = 0;
+
+/// The longest `--sync-maxlen`, as ipvsadm's: a UDP payload in an IPv4
+/// datagram (65535 less the IP and UDP headers).
+pub const MAX_SYNC_MAXLEN: u16 = 65535 - 20 - 8;
+
+/// A connection sync daemon's role (IPVS's `IP_VS_STATE_MASTER` and
+/// `IP_VS_STATE_BACKUP`): at most one of each runs in a namespace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DaemonState {
+    /// Sends this director's connections to the group.
+    Master,
+    /// Receives another director's connections from the group.
+    Backup,
+}
+
+impl DaemonState {
+    /// `RVS_DAEMON_ATTR_STATE`'s value.
+    pub fn code(self) -> u32 {
+        match self {
+            DaemonState::Master => uapi::RVS_DAEMON_MASTER,
+            DaemonState::Backup => uapi::RVS_DAEMON_BACKUP,
+        }
+    }
+
+    pub fn from_code(code: u32) -> Option<DaemonState> {
+        match code {
+            uapi::RVS_DAEMON_MASTER => Some(DaemonState::Master),
+            uapi::RVS_DAEMON_BACKUP => Some(DaemonState::Backup),
+            _ => None,
+        }
+    }
+
+    /// ipvsadm's word for it, on the command line and in listings.
+    pub fn name(self) -> &'static str {
+        match self {
+            DaemonState::Master => "master",
+            DaemonState::Backup => "backup",
+        }
+    }
+
+    /// The state named `word` (`--start-daemon master`).
+    pub fn from_name(word: &str) -> Option<DaemonState> {
+        match word {
+            "master" => Some(DaemonState::Master),
+            "backup" => Some(DaemonState::Backup),
+            _ => None,
+        }
+    }
+}
+
+/// A network interface's name as the kernel takes one (`dev_valid_name`):
+/// 1 to 15 bytes, not `.` or `..`, without `/`, `:` or white space. Of
+/// fixed size, so that it is `Copy` and an error can carry it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct IfName {
+    len: u8,
+    bytes: [u8; IFNAMSIZ - 1],
+}
+
+impl IfName {
+    /// `name` if the kernel would take it, else why not.
+    pub fn new(name: &str) -> Result<IfName, &'static str> {
+        let b = name.as_bytes();
+        if b.is_empty() {
+            return Err("it is empty");
+        }
+        if b.len() >= IFNAMSIZ {
+            return Err("interface names have at most 15 bytes");
+        }
+        if name == "." || name == ".." {
+            return Err("'.' and '..' are not interface names");
+        }
+        if b.iter()
+            .any(|c| *c == b'/' || *c == b':' || c.is_ascii_whitespace())
+        {
+            return Err("interface names have no '/', ':' or white space");
+        }
+        let mut bytes = [0u8; IFNAMSIZ - 1];
+        bytes[..b.len()].copy_from_slice(b);
+        Ok(IfName {
+            len: b.len() as u8,
+            bytes,
+        })
+    }
+
+    pub fn as_str(&self) -> &str {
+        // Copied from a `&str` whole (never cut), so always UTF-8.
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default()
+    }
+}
+
+impl fmt::Display for IfName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Debug for IfName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "IfName({:?})", self.as_str())
+    }
+}
+
+/// What `--start-daemon` asks for (NEW_DAEMON). The interface and syncid
+/// are always sent, as the module needs them ([`DEFAULT_MCAST_IFN`],
+/// [`DEFAULT_SYNCID`] when not given, as ipvsadm); the others only when
+/// given (`None`: the module's default, as with ipvsadm).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DaemonSpec {
+    pub state: DaemonState,
+    pub mcast_ifn: IfName,
+    pub syncid: u8,
+    /// Most bytes of a sync message's UDP payload.
+    pub sync_maxlen: Option<u16>,
+    /// A multicast group, IPv4 or IPv6.
+    pub mcast_group: Option<IpAddr>,
+    pub mcast_port: Option<u16>,
+    pub mcast_ttl: Option<u8>,
+}
+
+/// A running sync daemon, as a GET_DAEMON reply reports it; what the
+/// module left out is `None`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Daemon {
+    pub state: DaemonState,
+    pub mcast_ifn: String,
+    pub syncid: u32,
+    pub sync_maxlen: Option<u16>,
+    pub mcast_group: Option<IpAddr>,
+    pub mcast_port: Option<u16>,
+    pub mcast_ttl: Option<u8>,
+    /// Datagrams sent (master) or received (backup) (rvs addition).
+    pub msgs: Option<u64>,
+    /// Connection records sent, or applied (rvs addition).
+    pub conns: Option<u64>,
+    /// Datagrams or records refused (rvs addition).
+    pub refused: Option<u64>,
+    /// Records not sent (rvs addition).
+    pub lost: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interface_names_as_the_kernel_takes_them() {
+        for ok in [
+            "eth0",
+            "bond0.12",
+            "enp3s0f1np1",
+            "a",
+            "123456789012345",
+            "vé",
+        ] {
+            let n = IfName::new(ok).unwrap();
+            assert_eq!((n.as_str(), n.to_string()), (ok, ok.to_string()));
+        }
+        assert_eq!(
+            format!("{:?}", IfName::new("eth0").unwrap()),
+            "IfName(\"eth0\")"
+        );
+        for (bad, why) in [
+            ("", "it is empty"),
+            ("1234567890123456", "interface names have at most 15 bytes"),
+            ("ééééééééé", "interface names have at most 15 bytes"),
+            (".", "'.' and '..' are not interface names"),
+            ("..", "'.' and '..' are not interface names"),
+            ("eth0:1", "interface names have no '/', ':' or white space"),
+            ("a/b", "interface names have no '/', ':' or white space"),
+            ("eth 0", "interface names have no '/', ':' or white space"),
+            ("eth0\n", "interface names have no '/', ':' or white space"),
+        ] {
+            assert_eq!(IfName::new(bad), Err(why), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn daemon_states() {
+        for (s, code, name) in [
+            (DaemonState::Master, 1, "master"),
+            (DaemonState::Backup, 2, "backup"),
+        ] {
+            assert_eq!((s.code(), s.name()), (code, name));
+            assert_eq!(DaemonState::from_code(code), Some(s));
+            assert_eq!(DaemonState::from_name(name), Some(s));
+        }
+        assert_eq!(DaemonState::from_code(0), None);
+        assert_eq!(DaemonState::from_code(3), None);
+        assert_eq!(DaemonState::from_name("Master"), None);
+        assert_eq!(MAX_SYNC_MAXLEN, 65507);
+    }
+}

@@ -8,8 +8,8 @@ use serde::Serialize;
 use rvs_core::settings::{self, SettingSpec};
 
 use crate::types::{
-    fmt_addr_port, sched_flags_text, Conn, Dest, DestKey, Forward, Info, Service, ServiceKey,
-    Stats, Timeouts, TunnelOpts, SCHED_FLAGS_MASK,
+    fmt_addr_port, sched_flags_text, Conn, Daemon, Dest, DestKey, Forward, Info, Service,
+    ServiceKey, Stats, Timeouts, TunnelOpts, SCHED_FLAGS_MASK,
 };
 use crate::uapi::{self, linux};
 
@@ -480,6 +480,94 @@ pub fn format_settings_json(values: &[(&SettingSpec, u32)]) -> String {
     format!("{{\"options\":{{{}}}}}\n", items.join(","))
 }
 
+/// `-L --daemon`: one line per running sync daemon, in the order the
+/// module lists them (master first), as ipvsadm's `list_daemon` prints
+/// it: `master sync daemon (mcast=eth0, syncid=1, maxlen=1472,
+/// group=224.0.0.81, port=8848, ttl=1)`, where maxlen, group, port and
+/// ttl are left out when the module did not report them (or reported
+/// 0), as ipvsadm leaves them out. Nothing when none runs. The counters
+/// are only in the JSON ([`format_daemons_json`]), so that the lines
+/// stay ipvsadm's.
+pub fn format_daemons(daemons: &[Daemon]) -> String {
+    let mut out = String::new();
+    for d in daemons {
+        out.push_str(&format!(
+            "{} sync daemon (mcast={}, syncid={}",
+            d.state.name(),
+            d.mcast_ifn,
+            d.syncid
+        ));
+        if let Some(n) = d.sync_maxlen.filter(|n| *n != 0) {
+            out.push_str(&format!(", maxlen={n}"));
+        }
+        if let Some(g) = d.mcast_group {
+            // inet_ntop's form: no brackets around an IPv6 group.
+            out.push_str(&format!(", group={g}"));
+        }
+        if let Some(port) = d.mcast_port.filter(|p| *p != 0) {
+            out.push_str(&format!(", port={port}"));
+        }
+        if let Some(ttl) = d.mcast_ttl.filter(|t| *t != 0) {
+            out.push_str(&format!(", ttl={ttl}"));
+        }
+        out.push_str(")\n");
+    }
+    out
+}
+
+#[derive(Serialize)]
+struct JsonDaemons {
+    daemons: Vec<JsonDaemon>,
+}
+
+#[derive(Serialize)]
+struct JsonDaemon {
+    state: &'static str,
+    mcast_interface: String,
+    syncid: u32,
+    /// These four are null when the module did not report them.
+    sync_maxlen: Option<u16>,
+    mcast_group: Option<String>,
+    mcast_port: Option<u16>,
+    mcast_ttl: Option<u8>,
+    /// rvs's counters, when the module reports them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    msgs: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    conns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    refused: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lost: Option<u64>,
+}
+
+/// `-L --daemon --json`: `{"daemons":[{"state":"master",...}]}`, with
+/// rvs's counters (msgs, conns, refused, lost) where the module reports
+/// them; `{"daemons":[]}` when none runs.
+pub fn format_daemons_json(daemons: &[Daemon]) -> String {
+    let v = JsonDaemons {
+        daemons: daemons
+            .iter()
+            .map(|d| JsonDaemon {
+                state: d.state.name(),
+                mcast_interface: d.mcast_ifn.clone(),
+                syncid: d.syncid,
+                sync_maxlen: d.sync_maxlen,
+                mcast_group: d.mcast_group.map(|g| g.to_string()),
+                mcast_port: d.mcast_port,
+                mcast_ttl: d.mcast_ttl,
+                msgs: d.msgs,
+                conns: d.conns,
+                refused: d.refused,
+                lost: d.lost,
+            })
+            .collect(),
+    };
+    let mut s = serde_json::to_string(&v).expect("serialising plain data cannot fail");
+    s.push('\n');
+    s
+}
+
 /// The two title lines of `-L -c` (ipvsadm's `list_conn`).
 pub const CONN_HEADER: &str = "IPVS connection entries\n\
 pro expire state       source             virtual            destination\n";
@@ -756,7 +844,7 @@ pub fn format_json(info: &Info, entries: &[Entry]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::{Forward, Netmask, Protocol, Stats};
+    use crate::types::{DaemonState, Forward, Netmask, Protocol, Stats};
 
     fn svc(addr: &str, port: u16, sched: &str) -> Service {
         let addr: IpAddr = addr.parse().unwrap();
@@ -1704,5 +1792,84 @@ TCP  10.0.0.1:80                         1       12       10      900  250000K\n
             "{}",
             conn_json(&r)
         );
+    }
+
+    fn daemon(state: DaemonState, ifn: &str, syncid: u32) -> Daemon {
+        Daemon {
+            state,
+            mcast_ifn: ifn.into(),
+            syncid,
+            sync_maxlen: None,
+            mcast_group: None,
+            mcast_port: None,
+            mcast_ttl: None,
+            msgs: None,
+            conns: None,
+            refused: None,
+            lost: None,
+        }
+    }
+
+    #[test]
+    fn daemon_lines_as_ipvsadm() {
+        // What ipvsadm 1.31's list_daemon prints for what a kernel of 4.4
+        // or later reports (every field, the defaults filled in).
+        let master = Daemon {
+            sync_maxlen: Some(1472),
+            mcast_group: Some("224.0.0.81".parse().unwrap()),
+            mcast_port: Some(8848),
+            mcast_ttl: Some(1),
+            msgs: Some(12),
+            conns: Some(340),
+            refused: Some(0),
+            lost: Some(5),
+            ..daemon(DaemonState::Master, "eth0", 1)
+        };
+        let backup = Daemon {
+            sync_maxlen: Some(8952),
+            mcast_group: Some("ff02::1:81".parse().unwrap()),
+            mcast_port: Some(9000),
+            mcast_ttl: Some(255),
+            ..daemon(DaemonState::Backup, "bond0.12", 0)
+        };
+        assert_eq!(
+            format_daemons(&[master.clone(), backup.clone()]),
+            "master sync daemon (mcast=eth0, syncid=1, maxlen=1472, group=224.0.0.81, port=8848, ttl=1)\n\
+             backup sync daemon (mcast=bond0.12, syncid=0, maxlen=8952, group=ff02::1:81, port=9000, ttl=255)\n"
+        );
+        // What an older IPVS reports (state, interface, syncid): the line
+        // ends there; a 0 is left out as ipvsadm leaves it out.
+        let old = daemon(DaemonState::Backup, "eth1", 255);
+        assert_eq!(
+            format_daemons(std::slice::from_ref(&old)),
+            "backup sync daemon (mcast=eth1, syncid=255)\n"
+        );
+        let zeros = Daemon {
+            sync_maxlen: Some(0),
+            mcast_port: Some(0),
+            mcast_ttl: Some(0),
+            ..old.clone()
+        };
+        assert_eq!(
+            format_daemons(&[zeros]),
+            "backup sync daemon (mcast=eth1, syncid=255)\n"
+        );
+        assert_eq!(format_daemons(&[]), "");
+        // JSON: every field, null where not reported; the counters only
+        // where reported.
+        assert_eq!(
+            format_daemons_json(&[master, backup, old]),
+            concat!(
+                r#"{"daemons":[{"state":"master","mcast_interface":"eth0","syncid":1,"#,
+                r#""sync_maxlen":1472,"mcast_group":"224.0.0.81","mcast_port":8848,"mcast_ttl":1,"#,
+                r#""msgs":12,"conns":340,"refused":0,"lost":5},"#,
+                r#"{"state":"backup","mcast_interface":"bond0.12","syncid":0,"sync_maxlen":8952,"#,
+                r#""mcast_group":"ff02::1:81","mcast_port":9000,"mcast_ttl":255},"#,
+                r#"{"state":"backup","mcast_interface":"eth1","syncid":255,"sync_maxlen":null,"#,
+                r#""mcast_group":null,"mcast_port":null,"mcast_ttl":null}]}"#,
+                "\n"
+            )
+        );
+        assert_eq!(format_daemons_json(&[]), "{\"daemons\":[]}\n");
     }
 }

@@ -32,6 +32,12 @@
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 #include <linux/sysctl.h>
+#include <linux/net.h>
+#include <linux/socket.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/kthread.h>
+#include <net/sock.h>
 
 #include "uapi/rvs.h"
 #include "helpers.h"

@@ -34,6 +34,12 @@
 #include <linux/proc_fs.h>
 #include <linux/seq_file_net.h>
 
+#include <linux/kthread.h>
+#include <linux/net.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/inetdevice.h>
+#include <net/sock.h>
 #include "helpers.h"
 
 /*
@@ -752,4 +758,135 @@ bool rvs_module_is(const void *module, const char *name)
 int rvs_notifier_from_errno(int err)
 {
 	return notifier_from_errno(err);
+}
+
+/* the sync daemon's threads and multicast sockets */
+
+/* A thread holding a reference to its task, so that stopping it is safe
+ * even after its function returned (kthread_stop's rule). */
+struct task_struct *rvs_kthread_start(int (*fn)(void *), void *data,
+				      const char *name, int *err)
+{
+	struct task_struct *task = kthread_create(fn, data, "%s", name);
+
+	if (IS_ERR(task)) {
+		*err = PTR_ERR(task);
+		return NULL;
+	}
+	get_task_struct(task);
+	wake_up_process(task);
+	return task;
+}
+
+void rvs_kthread_stop(struct task_struct *task)
+{
+	kthread_stop(task);
+	put_task_struct(task);
+}
+
+void rvs_sleep_interruptible(long jiffies)
+{
+	schedule_timeout_interruptible(jiffies);
+}
+
+/* The ifindex, MTU and first IPv4 address (0 if none) of device `name`. */
+int rvs_netdev_by_name(struct net *net, const char *name, int *ifindex,
+		       unsigned int *mtu, __be32 *addr4)
+{
+	struct net_device *dev;
+
+	rcu_read_lock();
+	dev = dev_get_by_name_rcu(net, name);
+	if (dev) {
+		*ifindex = dev->ifindex;
+		*mtu = READ_ONCE(dev->mtu);
+		*addr4 = inet_select_addr(dev, 0, RT_SCOPE_UNIVERSE);
+	}
+	rcu_read_unlock();
+	return dev ? 0 : -ENODEV;
+}
+
+int rvs_sock_create_udp(struct net *net, bool v6, struct socket **sock)
+{
+	return sock_create_kern(net, v6 ? AF_INET6 : AF_INET, SOCK_DGRAM,
+				IPPROTO_UDP, sock);
+}
+
+/* setsockopt(2) on a kernel socket, from a kernel buffer. */
+int rvs_sock_setopt(struct socket *sock, int level, int opt, const void *val,
+		    unsigned int len)
+{
+	sockptr_t p = KERNEL_SOCKPTR((void *)val);
+
+	if (level == SOL_SOCKET)
+		return sock_setsockopt(sock, level, opt, p, len);
+	return sock->ops->setsockopt(sock, level, opt, p, len);
+}
+
+/* bind(2) or connect(2) to `addr` (4 or 16 bytes) and `port` (host order). */
+int rvs_sock_bind_addr(struct socket *sock, bool v6, const u8 *addr, u16 port,
+		       bool connect)
+{
+	struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6 };
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct sockaddr *sa = (struct sockaddr *)&sin;
+	int len = sizeof(sin);
+
+	if (v6) {
+		memcpy(&sin6.sin6_addr, addr, 16);
+		sin6.sin6_port = htons(port);
+		sa = (struct sockaddr *)&sin6;
+		len = sizeof(sin6);
+	} else {
+		memcpy(&sin.sin_addr, addr, 4);
+		sin.sin_port = htons(port);
+	}
+	return connect ? kernel_connect(sock, sa, len, 0) :
+			 kernel_bind(sock, sa, len);
+}
+
+/* IP_ADD_MEMBERSHIP / IPV6_ADD_MEMBERSHIP of `group` on `ifindex`. */
+int rvs_sock_join_group(struct socket *sock, bool v6, const u8 *group,
+			int ifindex)
+{
+	struct ipv6_mreq m6 = { .ipv6mr_ifindex = ifindex };
+	struct ip_mreqn m4 = { .imr_ifindex = ifindex };
+
+	if (v6) {
+		memcpy(&m6.ipv6mr_multiaddr, group, 16);
+		return rvs_sock_setopt(sock, SOL_IPV6, IPV6_ADD_MEMBERSHIP,
+				       &m6, sizeof(m6));
+	}
+	memcpy(&m4.imr_multiaddr, group, 4);
+	return rvs_sock_setopt(sock, SOL_IP, IP_ADD_MEMBERSHIP, &m4, sizeof(m4));
+}
+
+/* One datagram on a connected socket, without blocking. */
+int rvs_sock_send(struct socket *sock, const void *buf, size_t len)
+{
+	struct msghdr msg = { .msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL };
+	struct kvec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return kernel_sendmsg(sock, &msg, &iov, 1, len);
+}
+
+/* One datagram, without blocking (-EAGAIN when none is queued); a longer
+ * one is truncated to `len` (its length is then still `len`). */
+int rvs_sock_recv(struct socket *sock, void *buf, size_t len)
+{
+	struct msghdr msg = { NULL, };
+	struct kvec iov = { .iov_base = buf, .iov_len = len };
+
+	return kernel_recvmsg(sock, &msg, &iov, 1, len, MSG_DONTWAIT);
+}
+
+/* Sleeps until a datagram is queued, the thread is asked to stop, or
+ * `timeout` jiffies pass. */
+void rvs_sock_wait_readable(struct socket *sock, long timeout)
+{
+	struct sock *sk = sock->sk;
+
+	wait_event_interruptible_timeout(*sk_sleep(sk),
+		!skb_queue_empty_lockless(&sk->sk_receive_queue) ||
+		kthread_should_stop(), timeout);
 }

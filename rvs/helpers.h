@@ -161,4 +161,25 @@ struct net *rvs_seq_file_net(struct seq_file *seq);
 bool rvs_module_is(const void *module, const char *name);
 int rvs_notifier_from_errno(int err);
 
+/* the sync daemon's threads and multicast sockets (rvs/sys/kthread.rs,
+ * rvs/sys/mcast.rs) */
+struct socket;
+struct task_struct;
+struct task_struct *rvs_kthread_start(int (*fn)(void *), void *data,
+				      const char *name, int *err);
+void rvs_kthread_stop(struct task_struct *task);
+void rvs_sleep_interruptible(long jiffies);
+int rvs_netdev_by_name(struct net *net, const char *name, int *ifindex,
+		       unsigned int *mtu, __be32 *addr4);
+int rvs_sock_create_udp(struct net *net, bool v6, struct socket **sock);
+int rvs_sock_setopt(struct socket *sock, int level, int opt, const void *val,
+		    unsigned int len);
+int rvs_sock_bind_addr(struct socket *sock, bool v6, const u8 *addr, u16 port,
+		       bool connect);
+int rvs_sock_join_group(struct socket *sock, bool v6, const u8 *group,
+			int ifindex);
+int rvs_sock_send(struct socket *sock, const void *buf, size_t len);
+int rvs_sock_recv(struct socket *sock, void *buf, size_t len);
+void rvs_sock_wait_readable(struct socket *sock, long timeout);
+
 #endif /* RVS_HELPERS_H */

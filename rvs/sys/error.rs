@@ -25,3 +25,8 @@ pub(crate) fn ehostunreach() -> Error {
 pub(crate) fn eopnotsupp() -> Error {
     from_errno(ffi::EOPNOTSUPP)
 }
+
+/// `EADDRNOTAVAIL`: an interface has no address to send from.
+pub(crate) fn eaddrnotavail() -> Error {
+    from_errno(ffi::EADDRNOTAVAIL)
+}

@@ -16,14 +16,16 @@
 //! The node owns what the state registers in its namespace, so that the
 //! teardown order cannot be gotten wrong: the netfilter hooks (unregistered
 //! in `pre_exit` at the latest, a grace period before the state is freed),
-//! IPv6 defragmentation (disabled in `exit` at the latest), and one delayed
+//! IPv6 defragmentation (disabled in `exit` at the latest), one delayed
 //! work that calls [`PernetState::work`] (never queued after `pre_exit`,
-//! cancelled in `exit` at the latest).
+//! cancelled in `exit` at the latest), and up to [`THREADS`] kernel threads
+//! that run [`PernetState::thread`] (stopped in `exit` at the latest).
 
 use super::ffi;
 use super::hooks::{HookHandler, Hooks};
+use super::kthread::Task;
 use super::netns::Net;
-use core::ffi::c_int;
+use core::ffi::{c_int, c_void, CStr};
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
@@ -82,6 +84,11 @@ pub(crate) trait PernetState: Sized + Send + Sync + 'static {
     /// context.
     fn work(this: &Pernet<Self>);
 
+    /// The body of the node's thread `id` (see [`Pernet::start_thread`]):
+    /// runs until `crate::sys::kthread::should_stop` says so (or returns
+    /// earlier, having nothing to do).
+    fn thread(_this: &Pernet<Self>, _id: usize) {}
+
     /// The state of `net`, if the registration is alive.
     fn of(net: &Net) -> Option<&Pernet<Self>> {
         let slot = slot::<Self>(net);
@@ -97,11 +104,34 @@ pub(crate) trait PernetState: Sized + Send + Sync + 'static {
     }
 }
 
+/// How many threads a node may run at once: ids `0..THREADS`.
+pub(crate) const THREADS: usize = 2;
+
 /// What a node registered in its namespace.
 struct Resources {
     hooks: Option<Hooks>,
     /// IPv6 defragmentation enabled (once, by [`Pernet::enable_defrag6`]).
     defrag6: bool,
+    /// Running threads, by id.
+    threads: [Option<Thread>; THREADS],
+}
+
+/// What a node's thread is given: the node and the thread's id.
+struct ThreadCtx {
+    node: *const c_void,
+    id: usize,
+}
+
+/// A node's running thread.
+///
+/// # Invariants
+///
+/// `_task` runs `thread_fn::<T>` with `_ctx` for the node `_ctx.node` (of
+/// type `Pernet<T>`). Fields drop in order: the thread is stopped, and
+/// waited for, before `_ctx` is freed.
+struct Thread {
+    _task: Task,
+    _ctx: KBox<ThreadCtx>,
 }
 
 /// One namespace's state and what it registered there.
@@ -207,6 +237,47 @@ impl<T: PernetState> Pernet<T> {
         Ok(())
     }
 
+    /// Starts thread `id` (`0..THREADS`), named `name`, running
+    /// [`PernetState::thread`]: `EBUSY` if it runs already, `ENODEV` once
+    /// the namespace is going away. May sleep.
+    pub(crate) fn start_thread(&self, id: usize, name: &CStr) -> Result {
+        if self.stopping.load(Ordering::Relaxed) {
+            return Err(ENODEV);
+        }
+        let mut res = self.res.lock();
+        let slot = res.threads.get_mut(id).ok_or(EINVAL)?;
+        if slot.is_some() {
+            return Err(EBUSY);
+        }
+        let ctx = KBox::new(
+            ThreadCtx {
+                node: (self as *const Self).cast::<c_void>(),
+                id,
+            },
+            GFP_KERNEL,
+        )?;
+        let data = (&*ctx as *const ThreadCtx).cast_mut().cast::<c_void>();
+        // SAFETY: `thread_fn::<T>` reads `data` as the `ThreadCtx` it is,
+        // whose node is this `Pernet<T>`; the context is kept with the
+        // handle and freed after the thread is stopped (`Thread`), and the
+        // node stops its threads before it is freed (`pernet_exit`).
+        let task = unsafe { Task::start(thread_fn::<T>, data, name)? };
+        // INVARIANT: `task` runs `thread_fn::<T>` with `ctx`, for this node.
+        *slot = Some(Thread {
+            _task: task,
+            _ctx: ctx,
+        });
+        Ok(())
+    }
+
+    /// Stops thread `id` if it runs, and waits for its function to return
+    /// (process context; the caller must hold no lock the thread takes).
+    pub(crate) fn stop_thread(&self, id: usize) {
+        let t = self.res.lock().threads.get_mut(id).and_then(Option::take);
+        // Stopped outside the lock.
+        drop(t);
+    }
+
     /// Disables IPv6 defragmentation if [`Self::enable_defrag6`] enabled it.
     pub(crate) fn disable_defrag6(&self) {
         if core::mem::take(&mut self.res.lock().defrag6) {
@@ -227,6 +298,21 @@ unsafe extern "C" fn work_fn<T: PernetState>(work: *mut ffi::work_struct) {
     // has its contents' layout), so the node starts where it does.
     let node = unsafe { &*dw.cast::<Pernet<T>>() };
     T::work(node);
+}
+
+/// # Safety
+///
+/// Called only as the function of a thread started by
+/// [`Pernet::start_thread`], with its [`ThreadCtx`].
+unsafe extern "C" fn thread_fn<T: PernetState>(data: *mut c_void) -> c_int {
+    // SAFETY: `data` is the thread's `ThreadCtx`, freed only after the
+    // thread was stopped and waited for (`Thread`'s invariant).
+    let ctx = unsafe { &*data.cast::<ThreadCtx>() };
+    // SAFETY: `ctx.node` is the `Pernet<T>` that started the thread, which
+    // stops it before it is freed (`pernet_exit`).
+    let node = unsafe { &*ctx.node.cast::<Pernet<T>>() };
+    T::thread(node, ctx.id);
+    0
 }
 
 /// The `pernet_operations` and its id, at a stable address.
@@ -316,7 +402,10 @@ fn new_node<T: PernetState>(net: &Net) -> Result<Pin<KBox<Pernet<T>>>> {
             work: Opaque::uninit(),
             net: net.as_ptr(),
             stopping: AtomicBool::new(false),
-            res <- new_mutex!(Resources { hooks: None, defrag6: false }, "rvs_netns_res"),
+            res <- new_mutex!(
+                Resources { hooks: None, defrag6: false, threads: [None, None] },
+                "rvs_netns_res"
+            ),
             state,
         }),
         GFP_KERNEL_ACCOUNT,
@@ -389,6 +478,9 @@ unsafe extern "C" fn pernet_exit<T: PernetState>(net: *mut ffi::net) {
     // `pernet_init`, and the slot no longer refers to it.
     let node = unsafe { Pin::new_unchecked(KBox::from_raw(node)) };
     T::exit(&node);
+    for id in 0..THREADS {
+        node.stop_thread(id);
+    }
     node.cancel_work();
     node.disable_defrag6();
     node.disable_hooks();

@@ -591,6 +591,19 @@ impl ConnState {
         Some(sctp_state_of(w))
     }
 
+    /// Sets the TCP state to `to` whatever it was (a sync record), moving
+    /// the entry between its server's counters as [`ConnState::advance`]
+    /// does. `None` if the entry left the table.
+    pub fn set(&self, to: TcpState, counters: &impl Counters) -> Option<TcpState> {
+        self.advance_word(counters, |_| word(to)).map(state_of)
+    }
+
+    /// [`ConnState::set`] for an SCTP entry.
+    pub fn set_sctp(&self, to: SctpState, counters: &impl Counters) -> Option<SctpState> {
+        self.advance_word(counters, |_| sctp_word(to))
+            .map(sctp_state_of)
+    }
+
     /// Moves the state word to `next(word)`, and the entry between its
     /// server's counters if the new word counts elsewhere, in one atomic
     /// update. Returns the new word; `None` if the entry left the table.
@@ -1036,6 +1049,44 @@ mod accounting_tests {
         *seed ^= *seed >> 7;
         *seed ^= *seed << 17;
         *seed
+    }
+
+    /// A sync record sets any state; the entry moves between its server's
+    /// counters once, and a retired entry is left alone.
+    #[test]
+    fn a_synced_state_moves_the_counters() {
+        let s = Server::default();
+        let c = ConnState::new();
+        c.count_in(&s);
+        let counts = |s: &Server| {
+            (
+                s.active.load(Ordering::Relaxed),
+                s.inactive.load(Ordering::Relaxed),
+            )
+        };
+        assert_eq!(counts(&s), (0, 1));
+        assert_eq!(
+            c.set(TcpState::Established, &s),
+            Some(TcpState::Established)
+        );
+        assert_eq!(counts(&s), (1, 0));
+        assert_eq!(
+            c.set(TcpState::Established, &s),
+            Some(TcpState::Established)
+        );
+        assert_eq!(counts(&s), (1, 0));
+        assert_eq!(c.set(TcpState::TimeWait, &s), Some(TcpState::TimeWait));
+        assert_eq!(counts(&s), (0, 1));
+        c.retire(&s);
+        assert_eq!(c.set(TcpState::Established, &s), None);
+        assert_eq!(counts(&s), (0, 0));
+        let x = ConnState::new_sctp();
+        x.count_in(&s);
+        assert_eq!(
+            x.set_sctp(SctpState::Established, &s),
+            Some(SctpState::Established)
+        );
+        assert_eq!(counts(&s), (1, 0));
     }
 
     #[test]

@@ -273,6 +273,63 @@ impl<'b> Builder<'b> {
     pub fn finish(self) -> usize {
         self.head
     }
+
+    /// Where the message stands, to go on with [`Builder::resume`] once
+    /// this builder's borrow of the buffer has ended (a master's current
+    /// message lives across packets).
+    pub fn progress(&self) -> Progress {
+        Progress {
+            version: self.version,
+            maxlen: self.maxlen,
+            end: self.end,
+            head: self.head,
+            nr: self.nr,
+        }
+    }
+
+    /// Goes on with the message `p` describes, in the buffer it was begun
+    /// in (another buffer gives a garbled message, never an access out of
+    /// bounds: every write is checked).
+    pub fn resume(buf: &'b mut [u8], p: Progress) -> Result<Builder<'b>, BuildError> {
+        if buf.len() < p.maxlen || buf.len() < p.end || buf.len() < p.head {
+            return Err(BuildError::BufferTooSmall);
+        }
+        Ok(Builder {
+            buf,
+            version: p.version,
+            maxlen: p.maxlen,
+            end: p.end,
+            head: p.head,
+            nr: p.nr,
+        })
+    }
+}
+
+/// A message's state between two [`Builder`]s over one buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    version: Version,
+    maxlen: usize,
+    end: usize,
+    head: usize,
+    nr: u8,
+}
+
+impl Progress {
+    /// Records in the message.
+    pub fn nr_conns(&self) -> u8 {
+        self.nr
+    }
+
+    /// Length of the message so far.
+    pub fn len(&self) -> usize {
+        self.head
+    }
+
+    /// Whether the message holds no record.
+    pub fn is_empty(&self) -> bool {
+        self.nr == 0
+    }
 }
 
 /// An address of family `af` as it travels: 4 or 16 bytes.

@@ -108,6 +108,7 @@
 
 use super::config::AddrFamily;
 
+pub mod daemon;
 pub mod decode;
 pub mod encode;
 pub mod policy;

@@ -1434,3 +1434,28 @@ fn fuzz_damaged_datagrams() {
         }
     }
 }
+
+/// A message built a record at a time through `progress`/`resume` (a
+/// master's current buffer across packets) has the bytes of one built in
+/// one go.
+#[test]
+fn resumed_builder_builds_the_same_message() {
+    let recs = v1_pe_v6_records();
+    let whole = build(Version::V1, 9, 1500, &recs);
+    let mut buf = vec![0u8; encode::buffer_len(1500)];
+    let mut p = encode::Builder::new(&mut buf, Version::V1, 9, 1500)
+        .unwrap()
+        .progress();
+    for r in &recs {
+        let mut b = encode::Builder::resume(&mut buf, p).unwrap();
+        b.push(r).unwrap();
+        p = b.progress();
+    }
+    assert_eq!(p.nr_conns(), 2);
+    assert_eq!(&buf[..p.len()], &whole[..]);
+    let mut short = vec![0u8; 10];
+    assert_eq!(
+        encode::Builder::resume(&mut short, p).unwrap_err(),
+        encode::BuildError::BufferTooSmall
+    );
+}

@@ -226,11 +226,13 @@ impl Conn {
     ) -> Option<u64> {
         if dir != Dir::Output {
             self.last_in.store(jiffies() as u32, Ordering::Relaxed);
+            // Racy by design: only "one packet or more" matters, and the
+            // count modulo the sync period (`lb::sync::master`): past 255
+            // it goes back to 6, which keeps its residue modulo 50 (and
+            // any period dividing 250).
             let n = self.in_pkts.load(Ordering::Relaxed);
-            if n < u8::MAX {
-                // Racy by design: only "one packet or more" matters.
-                self.in_pkts.store(n + 1, Ordering::Relaxed);
-            }
+            self.in_pkts
+                .store(n.checked_add(1).unwrap_or(6), Ordering::Relaxed);
         }
         // `None` from an advance: the collector removed the entry
         // meanwhile (and counted it out); nothing to refresh.
@@ -281,6 +283,71 @@ impl Conn {
         let s = self.server_next.load(Ordering::Relaxed);
         let c = self.client_next.load(Ordering::Relaxed);
         (s != 0 || c != 0).then_some((s, c))
+    }
+
+    /// Packets seen from the client (wrapping from 255 to 6).
+    pub(crate) fn in_pkts(&self) -> u8 {
+        self.in_pkts.load(Ordering::Relaxed)
+    }
+
+    /// The state as IPVS numbers it in sync messages: TCP's or SCTP's
+    /// (`IP_VS_TCP_S_*`, `IP_VS_SCTP_S_*`), 0 for UDP and templates.
+    pub(crate) fn sync_state(&self) -> u16 {
+        if self.template {
+            0
+        } else if let Some(s) = self.state.get_sctp() {
+            s.to_u16()
+        } else {
+            self.state().to_u16()
+        }
+    }
+
+    /// Whether its server counts it as active (IPVS: no INACTIVE flag).
+    pub(crate) fn is_active(&self) -> bool {
+        if let Some(s) = self.state.get_sctp() {
+            s.is_active()
+        } else {
+            crate::rvs_core::proto::is_active(self.state())
+        }
+    }
+
+    /// Its expiry, in jiffies.
+    pub(crate) fn expires_at(&self) -> u64 {
+        self.expires.load(Ordering::Relaxed)
+    }
+
+    /// Moves the entry to the state a sync record gives (`state`, IPVS's
+    /// number for its protocol), counting it at its server accordingly;
+    /// `false` for a number the protocol does not have.
+    pub(super) fn set_synced_state(&self, state: u16) -> bool {
+        if self.template || self.tuple.protocol == IPPROTO_UDP {
+            return true;
+        }
+        let counters = self.counters();
+        if self.tuple.protocol == IPPROTO_SCTP {
+            match crate::rvs_core::sctp::SctpState::from_u16(state) {
+                Some(s) => {
+                    self.state.set_sctp(s, &counters);
+                    true
+                }
+                None => false,
+            }
+        } else {
+            match TcpState::from_u16(state) {
+                Some(s) => {
+                    self.state.set(s, &counters);
+                    true
+                }
+                None => false,
+            }
+        }
+    }
+
+    /// Sets how many client packets it has seen (a synced entry starts at
+    /// the sync threshold, so that it is sent at once if this director
+    /// becomes master).
+    pub(super) fn set_in_pkts(&self, n: u8) {
+        self.in_pkts.store(n, Ordering::Relaxed);
     }
 
     /// Sets the expiry; returns it if it moved earlier. Racing writers may

@@ -226,6 +226,7 @@ fn request(
     } else {
         Dir::Input
     };
+    let before = conn.sync_state();
     conns.update(
         conn,
         dir,
@@ -233,6 +234,10 @@ fn request(
         ns.timeouts.get(g),
         ns.limits().secure_tcp,
     );
+    // A sync master sends the connection if IPVS would (lb::sync::master).
+    if let (Some(m), false) = (ns.sync.master.get(g), one_packet) {
+        m.conn_seen(conn, before, skb.fwmark(), g);
+    }
     if let Some(s) = pkt.seq {
         conn.note_seq(dir, s);
     }
@@ -704,6 +709,7 @@ fn seen_reply(
     len: usize,
     g: &ReadGuard,
 ) {
+    let before = conn.sync_state();
     conns.update(
         conn,
         Dir::Output,
@@ -711,6 +717,14 @@ fn seen_reply(
         ns.timeouts.get(g),
         ns.limits().secure_tcp,
     );
+    // The server's packet changed the state (its FIN, its reset): a sync
+    // master sends that at once (IPVS at the client's next packet). The
+    // fwmark is not known here; the backup finds the service by address.
+    if let Some(m) = ns.sync.master.get(g) {
+        if conn.sync_state() != before {
+            m.conn_seen(conn, before, 0, g);
+        }
+    }
     if let Some(s) = pkt.seq {
         conn.note_seq(Dir::Output, s);
     }

@@ -23,6 +23,7 @@ pub(crate) mod service;
 pub(crate) mod service_table;
 pub(crate) mod state;
 pub(crate) mod stats;
+pub(crate) mod sync;
 pub(crate) mod sysctls;
 pub(crate) mod vip_set;
 pub(crate) mod xmit;

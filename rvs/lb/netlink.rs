@@ -17,11 +17,13 @@ use crate::lb::dest::Dest;
 use crate::lb::service::{LocalAddrs, ModelError, Service};
 use crate::lb::state::NetState;
 use crate::lb::stats::Stats;
+use crate::lb::sync::{DaemonInfo, StartError, SyncDaemons};
 use crate::rvs_core::config::{AddrFamily, ConfigError};
 use crate::rvs_core::svcattr::{self, ServiceKey};
+use crate::rvs_core::sync::daemon::{self, Role};
 use crate::rvs_core::uapi::*;
 use crate::rvs_core::{fullnat, nlattr, settings};
-use crate::sys::error::eopnotsupp;
+use crate::sys::error::{eaddrnotavail, eopnotsupp};
 use crate::sys::genl::{
     Attr, Dump, FamilySpec, Handler, Msg, OpSpec, Request, NLA_NESTED, NLA_U32, NLA_UNSPEC,
 };
@@ -139,13 +141,8 @@ impl Handler for RvsNetlink {
             RVS_CMD_GET_CONFIG => get_config(req),
             RVS_CMD_ZERO => zero(req),
             RVS_CMD_FLUSH_CONNS => flush_conns(req),
-            // Connection sync (IPVS's sync daemons) is not implemented yet:
-            // none runs, so none can be started or stopped.
-            RVS_CMD_NEW_DAEMON => Err(req.fail(
-                eopnotsupp(),
-                c"connection sync daemons are not implemented by rvs yet",
-            )),
-            RVS_CMD_DEL_DAEMON => Err(req.fail(ESRCH, c"no connection sync daemon is running")),
+            RVS_CMD_NEW_DAEMON => new_daemon(req),
+            RVS_CMD_DEL_DAEMON => del_daemon(req),
             _ => Err(req.fail(eopnotsupp(), c"command not supported")),
         }
     }
@@ -155,12 +152,87 @@ impl Handler for RvsNetlink {
             RVS_CMD_GET_SERVICE => dump_services(dump),
             RVS_CMD_GET_DEST => dump_dests(dump),
             RVS_CMD_GET_CONN => dump_conns(dump),
-            // No sync daemon runs (see `doit`): an empty list, as IPVS's
-            // when none is started.
-            RVS_CMD_GET_DAEMON => Ok(()),
+            RVS_CMD_GET_DAEMON => dump_daemons(dump),
             _ => Err(dump.fail(eopnotsupp(), c"command cannot be dumped")),
         }
     }
+}
+
+/// NEW_DAEMON: starts a sync daemon (`lb::sync`), with IPVS's errnos:
+/// EEXIST if one of that role runs, ENODEV for an unknown interface.
+fn new_daemon(req: &Request<'_>) -> Result {
+    let ns = state_of(req)?;
+    let nest = required(req, RVS_CMD_ATTR_DAEMON, c"sync daemon attribute missing")?;
+    let cfg = daemon::parse_new(nest.payload).map_err(|c| fail_config(req, c))?;
+    SyncDaemons::start(ns, &cfg).map_err(|e| match e {
+        StartError::Running => match cfg.role {
+            Role::Master => req.fail(EEXIST, c"a master sync daemon is already running"),
+            Role::Backup => req.fail(EEXIST, c"a backup sync daemon is already running"),
+        },
+        StartError::NoDevice => req.fail(ENODEV, c"no such sync interface in this namespace"),
+        StartError::NoAddress => req.fail(
+            eaddrnotavail(),
+            c"the sync interface has no IPv4 address for the master to send from",
+        ),
+        StartError::Kernel(e) => req.fail(e, c"cannot start the sync daemon"),
+    })
+}
+
+/// DEL_DAEMON: stops a sync daemon; ESRCH if none of that role runs.
+fn del_daemon(req: &Request<'_>) -> Result {
+    let ns = state_of(req)?;
+    let nest = required(req, RVS_CMD_ATTR_DAEMON, c"sync daemon attribute missing")?;
+    let role = daemon::parse_del(nest.payload).map_err(|c| fail_config(req, c))?;
+    if SyncDaemons::stop(ns, role) {
+        return Ok(());
+    }
+    Err(match role {
+        Role::Master => req.fail(ESRCH, c"no master sync daemon is running"),
+        Role::Backup => req.fail(ESRCH, c"no backup sync daemon is running"),
+    })
+}
+
+/// GET_DAEMON: one message per running daemon, master first, each a
+/// NEW_DAEMON as IPVS sends them.
+fn dump_daemons(dump: &mut Dump<'_>) -> Result {
+    let Some(ns) = NetState::of(dump.net()) else {
+        return Ok(());
+    };
+    let from = usize::try_from(dump.cursor(0)).unwrap_or(usize::MAX);
+    for (i, d) in ns.sync.list().iter().enumerate().skip(from) {
+        let Some(d) = d else {
+            continue;
+        };
+        if !dump.entry(RVS_CMD_NEW_DAEMON, |m| put_daemon(m, d))? {
+            dump.set_cursor(0, i as i64);
+            return Ok(());
+        }
+    }
+    dump.set_cursor(0, 2);
+    Ok(())
+}
+
+fn put_daemon(msg: &Msg, d: &DaemonInfo) -> Result {
+    let c = &d.cfg;
+    msg.nested(RVS_CMD_ATTR_DAEMON, |msg| {
+        msg.put_u32(RVS_DAEMON_ATTR_STATE, c.role.to_u32())?;
+        let name = c.ifname().to_str().unwrap_or("");
+        msg.put_str(RVS_DAEMON_ATTR_MCAST_IFN, name)?;
+        msg.put_u32(RVS_DAEMON_ATTR_SYNC_ID, u32::from(c.syncid))?;
+        msg.put_u16(RVS_DAEMON_ATTR_SYNC_MAXLEN, c.maxlen)?;
+        msg.put_u16(RVS_DAEMON_ATTR_MCAST_PORT, c.port)?;
+        msg.put(RVS_DAEMON_ATTR_MCAST_TTL, &[c.ttl])?;
+        if c.group_v6 {
+            msg.put(RVS_DAEMON_ATTR_MCAST_GROUP6, &c.group)?;
+        } else {
+            msg.put(RVS_DAEMON_ATTR_MCAST_GROUP, c.group.get(..4).unwrap_or(&[]))?;
+        }
+        let pad = RVS_DAEMON_ATTR_PAD;
+        msg.put_u64(RVS_DAEMON_ATTR_MSGS, d.msgs, pad)?;
+        msg.put_u64(RVS_DAEMON_ATTR_CONNS, d.conns, pad)?;
+        msg.put_u64(RVS_DAEMON_ATTR_REFUSED, d.refused, pad)?;
+        msg.put_u64(RVS_DAEMON_ATTR_LOST, d.lost, pad)
+    })
 }
 
 fn service_cmd(cmd: u8, req: &Request<'_>) -> Result {

@@ -110,6 +110,20 @@ impl Service {
     /// keep using until they expire, no longer cache routes (see
     /// [`Dest::retire`]; they are not marked removed, so those connections
     /// carry on).
+    /// The real server at `addr`:`port` (a sync record's), if the service
+    /// still has it.
+    pub(crate) fn find_dest<'g>(
+        &'g self,
+        g: &'g ReadGuard,
+        addr: &[u8; 16],
+        port: u16,
+    ) -> Option<&'g Arc<Dest>> {
+        self.dests
+            .get(g)
+            .iter()
+            .find(|d| d.addr == *addr && d.port == port && !d.is_removed())
+    }
+
     pub(super) fn retire_dests(&self, w: &impl WriterToken) {
         self.dests
             .get_writer(w)

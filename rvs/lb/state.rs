@@ -16,6 +16,7 @@ use crate::lb::conn::Limits;
 use crate::lb::conn_table::ConnTable;
 use crate::lb::service_table::Services;
 use crate::lb::stats::Stats;
+use crate::lb::sync::SyncDaemons;
 use crate::rvs_core::config::AddrFamily;
 use crate::rvs_core::proto::Timeouts;
 use crate::rvs_core::settings::{self, Setting};
@@ -83,6 +84,9 @@ pub(crate) struct NetState {
     /// Packets (and bytes) the VIP port guard dropped or refused, per CPU:
     /// a flood of them costs no shared cache line.
     guarded: Counters,
+    /// Connection sync daemons (`--start-daemon`).
+    #[pin]
+    pub(crate) sync: SyncDaemons,
 }
 
 static NET_ID: PernetId<NetState> = PernetId::new();
@@ -240,6 +244,7 @@ impl PernetState for NetState {
                 ticks: AtomicU64::new(0),
                 next_drain: AtomicU64::new(0),
                 guarded,
+                sync <- SyncDaemons::new(),
             }),
             GFP_KERNEL_ACCOUNT,
         )
@@ -248,6 +253,8 @@ impl PernetState for NetState {
     fn pre_exit(this: &Pernet<Self>) {
         // No hook is registered again after this (`activate` refuses).
         this.stopping.store(true, Ordering::Relaxed);
+        // Sync daemons end first: their sockets are the namespace's.
+        SyncDaemons::stop_all(this);
         // Packets may still be inside a hook when this returns; the kernel
         // waits for them (a grace period) before `exit`.
         let _ctl = this.lock();
@@ -264,6 +271,10 @@ impl PernetState for NetState {
 
     fn work(this: &Pernet<Self>) {
         Self::collect(this);
+    }
+
+    fn thread(this: &Pernet<Self>, id: usize) {
+        crate::lb::sync::run_thread(this, id);
     }
 }
 

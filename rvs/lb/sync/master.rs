@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The master daemon: records of this director's connections, appended to
+//! a message as their packets pass, and sent by the master's thread when
+//! the message is full or 2 s old (`ip_vs_sync_conn`, `sync_thread_master`).
+//!
+//! The packet path decides with `rvs_core::sync::policy::sync_needed`
+//! (IPVS's rules: a connection at its 3rd packet then every 50th, and at
+//! the state changes that end it), then appends under the daemon's
+//! spinlock: the lock is taken only for a connection being sent, as IPVS's
+//! `sync_buff_lock`. Full messages wait in a ring of [`QUEUE_LEN`]; a
+//! message that finds it full is dropped and its records counted lost.
+//!
+//! Where rvs differs from IPVS, because its connection entry (128 bytes,
+//! no room left) keeps no "state last sent" nor "expiry last sent":
+//! - a state change is sent at the packet that makes it, from either end
+//!   (IPVS waits for the client's next packet);
+//! - `sync_refresh_period` and `sync_retries` are not offered;
+//! - a persistence template goes with each record of a connection it
+//!   controls (IPVS sends it at every packet of such a connection).
+//!
+//! FullNAT connections are not sent: a backup could not own their local
+//! ports (IPVS has no FullNAT).
+
+#![forbid(unsafe_code)]
+
+use super::{should_stop, tick, DaemonStats, Handoff};
+use crate::lb::conn::{Conn, ConnEntry};
+use crate::rvs_core::config::FwdMethod;
+use crate::rvs_core::packet::{IPPROTO_SCTP, IPPROTO_TCP};
+use crate::rvs_core::sync::daemon::DaemonConfig;
+use crate::rvs_core::sync::encode::{self, BuildError, Builder, Progress};
+use crate::rvs_core::sync::policy::{self, SyncConn, SyncNeed, SyncSettings};
+use crate::rvs_core::sync::{flags, Record, Version};
+use crate::sys::kthread;
+use crate::sys::mcast::McastSocket;
+use crate::sys::rcu::{lock_bh, ReadGuard};
+use crate::sys::time::{hz, jiffies};
+use kernel::prelude::*;
+use kernel::sync::{new_spinlock, Arc, SpinLock};
+
+/// Full messages waiting for the thread (IPVS bounds its queue by
+/// `sync_qlen_max`, from free memory; 256 messages of 1472 bytes hold
+/// some 10,000 records, 20 ms of a busy director's new connections).
+pub(crate) const QUEUE_LEN: usize = 256;
+
+/// A message: its buffer and how far it is built.
+struct Msg {
+    buf: KVec<u8>,
+    progress: Progress,
+    /// Jiffies when it was begun (sent at the latest 2 s later).
+    firstuse: u64,
+}
+
+/// The message being filled and the full ones.
+struct Bufs {
+    cur: Option<Msg>,
+    /// A ring: `len` messages from `head`, `QUEUE_LEN` slots.
+    ring: KVec<Option<Msg>>,
+    head: usize,
+    len: usize,
+}
+
+impl Bufs {
+    fn push(&mut self, m: Msg) -> Result<(), Msg> {
+        let cap = self.ring.len();
+        if self.len >= cap {
+            return Err(m);
+        }
+        let at = self
+            .head
+            .wrapping_add(self.len)
+            .checked_rem(cap)
+            .unwrap_or(0);
+        match self.ring.get_mut(at) {
+            Some(slot) => {
+                *slot = Some(m);
+                self.len = self.len.wrapping_add(1);
+                Ok(())
+            }
+            None => Err(m),
+        }
+    }
+
+    fn pop(&mut self) -> Option<Msg> {
+        if self.len == 0 {
+            return None;
+        }
+        let m = self.ring.get_mut(self.head).and_then(Option::take);
+        self.head = self
+            .head
+            .wrapping_add(1)
+            .checked_rem(self.ring.len())
+            .unwrap_or(0);
+        self.len = self.len.wrapping_sub(1);
+        m
+    }
+}
+
+/// A running master daemon.
+#[pin_data]
+pub(crate) struct Master {
+    pub(crate) cfg: DaemonConfig,
+    pub(crate) stats: DaemonStats,
+    settings: SyncSettings,
+    #[pin]
+    bufs: SpinLock<Bufs>,
+    #[pin]
+    pub(super) handoff: Handoff,
+}
+
+impl Master {
+    pub(super) fn new(cfg: DaemonConfig, sock: McastSocket) -> Result<Arc<Self>> {
+        let mut ring = KVec::with_capacity(QUEUE_LEN, GFP_KERNEL)?;
+        for _ in 0..QUEUE_LEN {
+            ring.push(None, GFP_KERNEL)?;
+        }
+        let bufs = Bufs {
+            cur: None,
+            ring,
+            head: 0,
+            len: 0,
+        };
+        Arc::pin_init(
+            pin_init!(Master {
+                cfg,
+                stats: DaemonStats::default(),
+                settings: SyncSettings::default(),
+                bufs <- new_spinlock!(bufs, "rvs_sync_bufs"),
+                handoff <- Handoff::new(sock),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// The packet path saw a packet of `conn` (`before`: its IPVS state
+    /// number before the packet; `fwmark`: the packet's mark). Sends it,
+    /// and the template that controls it, if IPVS would.
+    pub(crate) fn conn_seen(&self, conn: &ConnEntry, before: u16, fwmark: u32, g: &ReadGuard) {
+        if conn.fwd == FwdMethod::FullNat {
+            return;
+        }
+        let s = &self.settings;
+        let pkts = policy::in_hook_pkts(false, i32::from(conn.in_pkts()), s);
+        let now = jiffies();
+        let control = conn.control.get(g);
+        let c = SyncConn {
+            template: false,
+            in_persistence: control.is_some(),
+            protocol: conn.tuple.protocol,
+            state: conn.sync_state(),
+            old_state: before,
+            timeout: timeout_jiffies(conn, now),
+            sync_endtime: 0,
+        };
+        if let SyncNeed::Send { .. } = policy::sync_needed(s, &c, pkts, now, hz()) {
+            if !policy::never_synced(Version::V1, 0, conn.tuple.af) {
+                self.append(&record(conn, fwmark));
+                if let Some(t) = control {
+                    self.append(&record(t, fwmark));
+                }
+            }
+        }
+    }
+
+    /// Appends `rec` to the current message, queueing it first if full.
+    fn append(&self, rec: &Record<'_>) {
+        let mut b = lock_bh(&self.bufs);
+        for _ in 0..2 {
+            let cur = match b.cur.take() {
+                Some(m) => m,
+                None => match self.new_msg() {
+                    Some(m) => m,
+                    None => {
+                        DaemonStats::add(&self.stats.lost, 1);
+                        return;
+                    }
+                },
+            };
+            let mut cur = cur;
+            let pushed = Builder::resume(&mut cur.buf, cur.progress).and_then(|mut bl| {
+                bl.push(rec)?;
+                Ok(bl.progress())
+            });
+            match pushed {
+                Ok(p) => {
+                    cur.progress = p;
+                    b.cur = Some(cur);
+                    return;
+                }
+                Err(BuildError::Full) => {
+                    if let Err(m) = b.push(cur) {
+                        DaemonStats::add(&self.stats.lost, u64::from(m.progress.nr_conns()));
+                    }
+                    // Try again in a new message.
+                }
+                Err(_) => {
+                    b.cur = Some(cur);
+                    DaemonStats::add(&self.stats.lost, 1);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// A new, empty message (allocated atomically: the packet path).
+    fn new_msg(&self) -> Option<Msg> {
+        let mut buf = KVec::from_elem(0u8, encode::buffer_len(self.cfg.maxlen), GFP_ATOMIC).ok()?;
+        let progress = Builder::new(&mut buf, Version::V1, self.cfg.syncid, self.cfg.maxlen)
+            .ok()?
+            .progress();
+        Some(Msg {
+            buf,
+            progress,
+            firstuse: jiffies(),
+        })
+    }
+
+    /// The next message to send: a queued one, or the current one once
+    /// it is 2 s old.
+    fn next_msg(&self) -> Option<Msg> {
+        let mut b = lock_bh(&self.bufs);
+        if let Some(m) = b.pop() {
+            return Some(m);
+        }
+        let due = b.cur.as_ref().is_some_and(|m| {
+            !m.progress.is_empty() && policy::flush_due(m.firstuse, jiffies(), hz())
+        });
+        if due {
+            b.cur.take()
+        } else {
+            None
+        }
+    }
+
+    /// The master's thread: sends what is due every tick until stopped.
+    pub(super) fn run(&self) {
+        let Some(sock) = self.handoff.take() else {
+            return;
+        };
+        loop {
+            while let Some(m) = self.next_msg() {
+                let n = u64::from(m.progress.nr_conns());
+                let bytes = m.buf.get(..m.progress.len()).unwrap_or(&[]);
+                match sock.send(bytes) {
+                    Ok(_) => {
+                        DaemonStats::add(&self.stats.msgs, 1);
+                        DaemonStats::add(&self.stats.conns, n);
+                    }
+                    Err(_) => DaemonStats::add(&self.stats.lost, n),
+                }
+            }
+            if should_stop() {
+                break;
+            }
+            kthread::sleep(tick());
+        }
+        // The socket closes here, in the thread.
+    }
+}
+
+/// Jiffies until `conn` expires (0 if it has).
+fn timeout_jiffies(conn: &Conn, now: u64) -> u64 {
+    conn.expires_at().saturating_sub(now)
+}
+
+/// The record that describes `conn` (IPVS's `ip_vs_sync_conn` fields).
+fn record(conn: &ConnEntry, fwmark: u32) -> Record<'static> {
+    let t = &conn.tuple;
+    let fwd = match conn.fwd {
+        FwdMethod::Masq => flags::MASQ,
+        FwdMethod::Tunnel => flags::TUNNEL,
+        FwdMethod::Route => flags::DROUTE,
+        FwdMethod::Local => flags::LOCALNODE,
+        FwdMethod::FullNat => flags::MASQ,
+    };
+    let mut f = fwd;
+    if conn.template {
+        f |= flags::TEMPLATE;
+    } else if !conn.is_active() {
+        f |= flags::INACTIVE;
+    }
+    if conn.fwd.replies_bypass_director() {
+        f |= flags::NOOUTPUT;
+    }
+    // Seconds, rounded up, as the backup sets its own expiry from it.
+    let ms = u64::from(conn.expires_ms());
+    let timeout = u32::try_from(ms.div_ceil(1000)).unwrap_or(u32::MAX);
+    let is_l4 = t.protocol == IPPROTO_TCP || t.protocol == IPPROTO_SCTP;
+    Record {
+        af: t.af,
+        protocol: t.protocol,
+        flags: f,
+        state: if is_l4 && !conn.template {
+            conn.sync_state()
+        } else {
+            0
+        },
+        cport: t.cport,
+        vport: t.vport,
+        dport: t.dport,
+        fwmark,
+        timeout,
+        caddr: t.caddr,
+        vaddr: t.vaddr,
+        daddr: t.daddr,
+        seq: None,
+        pe_data: None,
+        pe_name: None,
+    }
+}

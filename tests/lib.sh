@@ -106,6 +106,7 @@ _lib_exit() {
     _created_ns=()
   fi
   cleanup_ns
+  [ -z "${_ipvs_beside:-}" ] || ipvs_unload_beside
   [ -n "${TEST_TMP:-}" ] && rm -rf "$TEST_TMP"
   exit $rc
 }
@@ -173,6 +174,36 @@ compat_init() {
   # daemon such as keepalived cleans up through it).
   _compat_loaded=1
   log "engine: ipvsadm on rvs.ko (ipvs_compat=1)"
+}
+
+# ipvs_beside_rvs [SCHEDULER...]: loads ip_vs (and ip_vs_SCHEDULER) next
+# to rvs.ko, for a test that runs both engines at once, each in its own
+# namespaces, driven by ipvsadm and rvsadm (the sync daemon's interop with
+# IPVS). They do not meet: rvs.ko without ipvs_compat has its own genl
+# family and only handles namespaces where rvsadm made services, and IPVS
+# hooks a namespace only once it has a service. ip_vs is unloaded again at
+# exit if this loaded it, so the next test finds the kernel as before.
+ipvs_beside_rvs() {
+  local s
+  command -v ipvsadm >/dev/null || fail "ipvsadm not installed (qemu/install-deps installs it)"
+  [ "$(cat /sys/module/rvs/parameters/ipvs_compat 2>/dev/null)" != Y ] ||
+    fail "rvs.ko is loaded with ipvs_compat=1: it holds IPVS's family, ip_vs cannot load beside it"
+  grep -q '^ip_vs ' /proc/modules || _ipvs_beside=1
+  modprobe ip_vs 2>/dev/null || fail "cannot load ip_vs beside rvs.ko"
+  for s in "$@"; do modprobe "ip_vs_$s" 2>/dev/null || fail "cannot load ip_vs_$s"; done
+  log "ip_vs loaded beside rvs.ko"
+}
+
+# Unloads what ipvs_beside_rvs loaded, once the deleted namespaces' services
+# have let go of their scheduler modules (namespaces are freed
+# asynchronously: up to 5 s).
+ipvs_unload_beside() {
+  local i
+  for i in $(seq 1 50); do
+    modprobe -r $(awk '$1 ~ /^ip_vs_/ {print $1}' /proc/modules) ip_vs 2>/dev/null && return 0
+    sleep 0.1
+  done
+  log "could not unload ip_vs: $(grep '^ip_vs' /proc/modules | tr '\n' ' ')"
 }
 
 # Skips tests that exercise rvs itself, not the ipvsadm-compatible surface;

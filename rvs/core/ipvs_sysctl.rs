@@ -8,9 +8,9 @@
 //! ignores it: a refused write fails (EOPNOTSUPP, and the module says why
 //! in the kernel log), so a tool that sets a knob rvs lacks finds out.
 //!
-//! Absent, as rvs has nothing to show in them yet: `sync_threshold` (two
-//! numbers), `sync_qlen_max` (sized from free memory) and `est_cpulist`
-//! (a CPU list): the connection sync daemon and its knobs come with it.
+//! Absent: `sync_threshold` (two numbers; rvs's master sends at IPVS's
+//! default, 3 and 50), `sync_qlen_max` (rvs's queue is a fixed 256
+//! messages) and `est_cpulist` (a CPU list).
 //! `debug_level` exists in IPVS only with CONFIG_IP_VS_DEBUG.
 //!
 //! C counterpart: `vs_vars` and `ip_vs_control_net_init_sysctl` in
@@ -57,7 +57,8 @@ pub struct KnobSpec {
     pub knob: Knob,
 }
 
-const NO_SYNC: &CStr = c"rvs has no connection sync daemon yet";
+const SYNC_V1: &CStr = c"rvs's sync master sends protocol version 1 (its backup reads 0 and 1)";
+const SYNC_NO_REFRESH: &CStr = c"rvs resends a connection at its packet counts and state changes only (sync_refresh_period and sync_retries are not offered)";
 
 /// The files, in IPVS's order.
 pub static KNOBS: [KnobSpec; 26] = [
@@ -96,10 +97,22 @@ pub static KNOBS: [KnobSpec; 26] = [
         0,
         c"rvs does not route a NAT reply again after rewriting its source",
     ),
-    fixed(c"sync_version", 1, NO_SYNC),
-    fixed(c"sync_ports", 1, NO_SYNC),
-    fixed(c"sync_persist_mode", 0, NO_SYNC),
-    fixed(c"sync_sock_size", 0, NO_SYNC),
+    fixed(c"sync_version", 1, SYNC_V1),
+    fixed(
+        c"sync_ports",
+        1,
+        c"rvs runs one sync thread and port per daemon",
+    ),
+    fixed(
+        c"sync_persist_mode",
+        0,
+        c"rvs's sync master sends connections under persistence with their templates",
+    ),
+    fixed(
+        c"sync_sock_size",
+        0,
+        c"rvs's sync sockets keep the kernel's default buffer sizes",
+    ),
     fixed(
         c"cache_bypass",
         0,
@@ -112,8 +125,8 @@ pub static KNOBS: [KnobSpec; 26] = [
         c"expire_quiescent_template",
         Setting::ExpireQuiescentTemplate,
     ),
-    fixed(c"sync_refresh_period", 0, NO_SYNC),
-    fixed(c"sync_retries", 0, NO_SYNC),
+    fixed(c"sync_refresh_period", 0, SYNC_NO_REFRESH),
+    fixed(c"sync_retries", 0, SYNC_NO_REFRESH),
     fixed(
         c"nat_icmp_send",
         0,
@@ -124,7 +137,11 @@ pub static KNOBS: [KnobSpec; 26] = [
         1,
         c"rvs always answers DF packets too big for the path with ICMP",
     ),
-    fixed(c"backup_only", 0, NO_SYNC),
+    fixed(
+        c"backup_only",
+        0,
+        c"rvs balances its own services while its backup sync daemon runs",
+    ),
     same(c"conn_reuse_mode", Setting::ConnReuseMode),
     fixed(
         c"schedule_icmp",
@@ -358,7 +375,7 @@ mod tests {
         assert_eq!(write(k, defaults, 1), Ok(None));
         let r = write(k, defaults, 0).unwrap_err();
         assert_eq!(r.errno, EOPNOTSUPP);
-        assert_eq!(r.why, Some(NO_SYNC));
+        assert_eq!(r.why, Some(SYNC_V1));
         assert_eq!(
             write(knob("run_estimation"), defaults, 0)
                 .unwrap_err()

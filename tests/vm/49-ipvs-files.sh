@@ -251,7 +251,7 @@ if [ "${RVS_COMPAT:-0}" = 1 ]; then
   refused sync_version=0 "Operation not supported"
   klog=$(dmesg_since "$mark")
   for line in "net.ipv4.vs.drop_packet = 1 refused: rvs drops no packets at random" \
-    "net.ipv4.vs.sync_version = 0 refused: rvs has no connection sync daemon yet"; do
+    "net.ipv4.vs.sync_version = 0 refused: rvs's sync master sends protocol version 1 (its backup reads 0 and 1)"; do
     case $klog in *"$line"*) ;; *) fail "no kernel log line '$line' (log: $klog)" ;; esac
   done
   assert_eq "$(vs drop_packet) $(vs sync_version)" "0 1" "drop_packet and sync_version after refused writes"

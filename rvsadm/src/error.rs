@@ -5,6 +5,7 @@ use std::io;
 
 use crate::cli::UsageError;
 use crate::msg::ParseError;
+use crate::types::{DaemonState, IfName, DEFAULT_MCAST_IFN};
 
 /// Exit code for success.
 pub const EXIT_OK: i32 = 0;
@@ -35,6 +36,10 @@ pub enum Op {
     SetOptions,
     GetOptions,
     ListConnections,
+    /// `--start-daemon`, on this interface.
+    StartDaemon(DaemonState, IfName),
+    StopDaemon(DaemonState),
+    ListDaemons,
 }
 
 impl Op {
@@ -59,6 +64,11 @@ impl Op {
             Op::SetOptions => "setting options",
             Op::GetOptions => "getting options",
             Op::ListConnections => "listing connections",
+            Op::StartDaemon(DaemonState::Master, _) => "starting master sync daemon",
+            Op::StartDaemon(DaemonState::Backup, _) => "starting backup sync daemon",
+            Op::StopDaemon(DaemonState::Master) => "stopping master sync daemon",
+            Op::StopDaemon(DaemonState::Backup) => "stopping backup sync daemon",
+            Op::ListDaemons => "listing sync daemons",
         }
     }
 }
@@ -141,35 +151,60 @@ pub fn errno_text(errno: i32) -> String {
     }
 }
 
-/// ipvsadm's explanation of an errno for an operation, used when the
-/// module gave no extended-ack message.
-fn hint(op: Op, errno: i32) -> Option<&'static str> {
+/// ipvsadm's explanation of an errno for an operation (or rvsadm's, in
+/// its words, for the sync daemons), used when the module gave no
+/// extended-ack message.
+fn hint(op: Op, errno: i32) -> Option<String> {
     const EPERM: i32 = 1;
     const ENOENT: i32 = 2;
     const ESRCH: i32 = 3;
     const EEXIST: i32 = 17;
+    const ENODEV: i32 = 19;
     const EINVAL: i32 = 22;
-    Some(match (op, errno) {
-        (_, EPERM) => return None, // explained for every operation below
-        (Op::AddService, EEXIST) => "Service already exists",
-        (Op::AddService | Op::EditService, ENOENT) => "Scheduler not found",
-        (Op::AddServer, EEXIST) => "Destination already exists",
-        (Op::EditServer | Op::DeleteServer | Op::DrainServer | Op::FlushConns, ENOENT) => {
-            "No such destination"
+    const EOPNOTSUPP: i32 = 95;
+    const EADDRNOTAVAIL: i32 = 99;
+    Some(
+        match (op, errno) {
+            (_, EPERM) => return None, // explained for every operation below
+            (Op::StartDaemon(state, _), EEXIST) => {
+                return Some(format!("a {} sync daemon is already running", state.name()))
+            }
+            (Op::StartDaemon(_, ifn), ENODEV) if ifn.as_str() == DEFAULT_MCAST_IFN => {
+                return Some(format!(
+                    "no such interface {ifn}, the one used without --mcast-interface"
+                ))
+            }
+            (Op::StartDaemon(_, ifn), ENODEV) => return Some(format!("no such interface {ifn}")),
+            (Op::StartDaemon(_, ifn), EADDRNOTAVAIL) => {
+                return Some(format!("interface {ifn} has no address to send from"))
+            }
+            (Op::StopDaemon(state), ESRCH) => {
+                return Some(format!("no {} sync daemon is running", state.name()))
+            }
+            (Op::StartDaemon(..) | Op::StopDaemon(_) | Op::ListDaemons, EOPNOTSUPP) => {
+                "this rvs module has no connection sync daemons"
+            }
+            (Op::AddService, EEXIST) => "Service already exists",
+            (Op::AddService | Op::EditService, ENOENT) => "Scheduler not found",
+            (Op::AddServer, EEXIST) => "Destination already exists",
+            (Op::EditServer | Op::DeleteServer | Op::DrainServer | Op::FlushConns, ENOENT) => {
+                "No such destination"
+            }
+            (
+                Op::AddServer
+                | Op::EditServer
+                | Op::DeleteServer
+                | Op::DrainServer
+                | Op::ListServers
+                | Op::FlushConns,
+                ESRCH,
+            ) => "Service not defined",
+            (_, ESRCH) => "No such service",
+            (_, EINVAL) => "Invalid operation: possibly a module/rvsadm version mismatch",
+            _ => return None,
         }
-        (
-            Op::AddServer
-            | Op::EditServer
-            | Op::DeleteServer
-            | Op::DrainServer
-            | Op::ListServers
-            | Op::FlushConns,
-            ESRCH,
-        ) => "Service not defined",
-        (_, ESRCH) => "No such service",
-        (_, EINVAL) => "Invalid operation: possibly a module/rvsadm version mismatch",
-        _ => return None,
-    })
+        .to_string(),
+    )
 }
 
 impl fmt::Display for NlError {
@@ -284,5 +319,100 @@ mod tests {
         );
         assert_eq!(Error::NotLoaded.exit_code(), EXIT_FAILURE);
         assert_eq!(Error::Usage(UsageError("x".into())).exit_code(), EXIT_USAGE);
+    }
+
+    #[test]
+    fn sync_daemon_messages() {
+        let eth0 = IfName::new("eth0").unwrap();
+        let bond = IfName::new("bond0").unwrap();
+        let master = Op::StartDaemon(DaemonState::Master, bond);
+        let backup = Op::StartDaemon(DaemonState::Backup, eth0);
+        for (op, errno, want) in [
+            (
+                master,
+                17,
+                "starting master sync daemon failed: File exists (a master sync daemon is already running)",
+            ),
+            (
+                backup,
+                17,
+                "starting backup sync daemon failed: File exists (a backup sync daemon is already running)",
+            ),
+            (
+                master,
+                19,
+                "starting master sync daemon failed: No such device (no such interface bond0)",
+            ),
+            (
+                backup,
+                19,
+                "starting backup sync daemon failed: No such device (no such interface eth0, the one used without --mcast-interface)",
+            ),
+            (
+                master,
+                99,
+                "starting master sync daemon failed: Cannot assign requested address (interface bond0 has no address to send from)",
+            ),
+            (
+                master,
+                22,
+                "starting master sync daemon failed: Invalid argument (Invalid operation: possibly a module/rvsadm version mismatch)",
+            ),
+            (
+                master,
+                95,
+                "starting master sync daemon failed: Operation not supported (this rvs module has no connection sync daemons)",
+            ),
+            (
+                master,
+                1,
+                "starting master sync daemon failed: Operation not permitted; needs CAP_NET_ADMIN (run as root)",
+            ),
+            (
+                Op::StopDaemon(DaemonState::Master),
+                3,
+                "stopping master sync daemon failed: No such process (no master sync daemon is running)",
+            ),
+            (
+                Op::StopDaemon(DaemonState::Backup),
+                3,
+                "stopping backup sync daemon failed: No such process (no backup sync daemon is running)",
+            ),
+            (
+                Op::StopDaemon(DaemonState::Backup),
+                95,
+                "stopping backup sync daemon failed: Operation not supported (this rvs module has no connection sync daemons)",
+            ),
+            (
+                Op::ListDaemons,
+                95,
+                "listing sync daemons failed: Operation not supported (this rvs module has no connection sync daemons)",
+            ),
+            (Op::ListDaemons, 12, "listing sync daemons failed: Cannot allocate memory"),
+        ] {
+            assert_eq!(kernel(op, errno, None), want);
+        }
+        // The module's own words win over rvsadm's.
+        assert_eq!(
+            kernel(master, 19, Some("no interface bond0 in this namespace")),
+            "starting master sync daemon failed: No such device (no interface bond0 in this namespace)"
+        );
+        assert_eq!(
+            kernel(
+                Op::StopDaemon(DaemonState::Master),
+                3,
+                Some("no connection sync daemon is running")
+            ),
+            "stopping master sync daemon failed: No such process (no connection sync daemon is running)"
+        );
+        // Other operations keep ipvsadm's explanations.
+        assert_eq!(
+            kernel(Op::DeleteService, 3, None),
+            "deleting service failed: No such process (No such service)"
+        );
+        assert_eq!(
+            kernel(Op::AddServer, 17, None),
+            "adding real server failed: File exists (Destination already exists)"
+        );
     }
 }

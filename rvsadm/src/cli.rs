@@ -21,8 +21,9 @@ use self::opts::{Cmd, Doc, Exit, Opt, Role, Takes, OPTS};
 
 use crate::resolve::{self, Resolve};
 use crate::types::{
-    af_of, DestKey, DestSpec, Forward, Netmask, Protocol, ServiceKey, ServiceSpec, Timeouts,
-    TunnelOpts, DEFAULT_PERSISTENT_TIMEOUT, DEFAULT_SCHEDULER, SCHED_FLAG_NAMES,
+    af_of, DaemonSpec, DaemonState, DestKey, DestSpec, Forward, IfName, Netmask, Protocol,
+    ServiceKey, ServiceSpec, Timeouts, TunnelOpts, DEFAULT_MCAST_IFN, DEFAULT_PERSISTENT_TIMEOUT,
+    DEFAULT_SCHEDULER, DEFAULT_SYNCID, MAX_SYNC_MAXLEN, SCHED_FLAG_NAMES,
 };
 use crate::uapi;
 use rvs_core::settings;
@@ -79,16 +80,28 @@ pub enum Command {
     Save,
     /// `-R`: apply rules in that form from standard input.
     Restore,
+    /// `--start-daemon`: start a connection sync daemon.
+    StartDaemon(DaemonSpec),
+    /// `--stop-daemon`: stop the daemon of this state.
+    StopDaemon(DaemonState),
 }
 
 impl Command {
-    /// Whether this command changes the configuration (what `-R` accepts).
+    /// Whether this command changes the rules (what `-R` accepts).
     /// `--flush-conns` changes no rule: it ends connections, and a rules
     /// file replayed by `-R` (at every reload of rvs.service) must not.
+    /// Nor are the sync daemons rules (`-S` does not write them, as
+    /// ipvsadm's does not): a replayed `--start-daemon` would fail on the
+    /// daemon already running.
     pub fn is_change(&self) -> bool {
         !matches!(
             self,
-            Command::List(_) | Command::Save | Command::Restore | Command::FlushConns { .. }
+            Command::List(_)
+                | Command::Save
+                | Command::Restore
+                | Command::FlushConns { .. }
+                | Command::StartDaemon(_)
+                | Command::StopDaemon(_)
         )
     }
 }
@@ -113,6 +126,8 @@ pub enum ListMode {
     Connections,
     /// The runtime settings (`-L --options`).
     Options,
+    /// The connection sync daemons (`-L --daemon`).
+    Daemon,
 }
 
 /// Options of `-L`.
@@ -344,6 +359,15 @@ where
         Cmd::SetOption => Command::SetOptions(set_options(&m)?),
         Cmd::Save => Command::Save,
         Cmd::Restore => Command::Restore,
+        Cmd::StartDaemon => Command::StartDaemon(daemon_spec(&m)?),
+        Cmd::StopDaemon => {
+            // Taken as ipvsadm takes it, and checked, but not sent: the
+            // state alone names the daemon.
+            if let Some(id) = string_of(&m, "syncid") {
+                parse_number(id, 0, 255, "syncid")?;
+            }
+            Command::StopDaemon(daemon_state(&m, "stop-daemon")?)
+        }
         Cmd::List => {
             let mode = if m.get_flag("connection") {
                 ListMode::Connections
@@ -351,6 +375,8 @@ where
                 ListMode::Timeout
             } else if m.get_flag("options") {
                 ListMode::Options
+            } else if m.get_flag("daemon") {
+                ListMode::Daemon
             } else if m.get_flag("stats") {
                 ListMode::Stats
             } else if m.get_flag("rate") {
@@ -367,6 +393,7 @@ where
                 ListMode::Connections => Some("connection"),
                 ListMode::Timeout => Some("timeout"),
                 ListMode::Options => Some("options"),
+                ListMode::Daemon => Some("daemon"),
                 _ => None,
             };
             if let (Some(_), Some(opt)) = (service, opt) {
@@ -405,6 +432,62 @@ pub fn version_text() -> String {
         uapi::RVS_GENL_NAME,
         uapi::RVS_GENL_VERSION
     )
+}
+
+/// The value of `--start-daemon` or `--stop-daemon` (clap id `id`).
+fn daemon_state(m: &ArgMatches, id: &str) -> Result<DaemonState, UsageError> {
+    let word = string_of(m, id).unwrap_or_default();
+    match DaemonState::from_name(word) {
+        Some(state) => Ok(state),
+        None => usage(format!("--{id} takes master or backup, not '{word}'")),
+    }
+}
+
+/// `--start-daemon` and its options, checked as ipvsadm checks them
+/// (the same ranges), with ipvsadm's interface and syncid where they are
+/// not given; the options not given are not sent (the module's defaults).
+fn daemon_spec(m: &ArgMatches) -> Result<DaemonSpec, UsageError> {
+    let state = daemon_state(m, "start-daemon")?;
+    let ifn = string_of(m, "mcast-interface").unwrap_or(DEFAULT_MCAST_IFN);
+    let mcast_ifn = IfName::new(ifn)
+        .map_err(|why| UsageError(format!("invalid mcast-interface '{ifn}': {why}")))?;
+    let number = |id: &str, min: u32, max: u32| match string_of(m, id) {
+        Some(v) => parse_number(v, min, max, id).map(Some),
+        None => Ok(None),
+    };
+    Ok(DaemonSpec {
+        state,
+        mcast_ifn,
+        syncid: number("syncid", 0, 255)?.map_or(DEFAULT_SYNCID, |v| v as u8),
+        sync_maxlen: number("sync-maxlen", 1, u32::from(MAX_SYNC_MAXLEN))?.map(|v| v as u16),
+        mcast_group: string_of(m, "mcast-group")
+            .map(parse_mcast_group)
+            .transpose()?,
+        mcast_port: number("mcast-port", 1, 65535)?.map(|v| v as u16),
+        mcast_ttl: number("mcast-ttl", 1, 255)?.map(|v| v as u8),
+    })
+}
+
+/// `--mcast-group`: an IPv4 multicast address (224.0.0.0/4) or an IPv6
+/// one (ff00::/8), as ipvsadm checks it; an IPv6 one may be bracketed.
+fn parse_mcast_group(text: &str) -> Result<IpAddr, UsageError> {
+    let bare = text
+        .strip_prefix('[')
+        .and_then(|t| t.strip_suffix(']'))
+        .filter(|t| t.contains(':'))
+        .unwrap_or(text);
+    let Ok(addr) = bare.parse::<IpAddr>() else {
+        return usage(format!(
+            "invalid mcast-group '{text}': not a numeric IPv4 or IPv6 address"
+        ));
+    };
+    if !addr.is_multicast() {
+        return usage(format!(
+            "invalid mcast-group '{text}': not a multicast address (IPv4 224.0.0.0/4, \
+             IPv6 ff00::/8)"
+        ));
+    }
+    Ok(addr)
 }
 
 fn timeouts(m: &ArgMatches) -> Result<Timeouts, UsageError> {
@@ -2591,5 +2674,158 @@ mod tests {
         assert_eq!(e, "'10.0.0.300' is not a valid IPv4 address");
         assert!(tcp("localhost:99999").unwrap_err().contains("0-65535"));
         assert!(tcp("localhost:a b").is_err());
+    }
+
+    fn start(args: &[&str]) -> DaemonSpec {
+        let mut v = vec!["--start-daemon"];
+        v.extend_from_slice(args);
+        match run(&v).unwrap() {
+            Command::StartDaemon(d) => d,
+            c => panic!("{args:?}: {c:?}"),
+        }
+    }
+
+    #[test]
+    fn sync_daemon_commands() {
+        // Nothing but the state: what ipvsadm sends, eth0 and syncid 0.
+        let ifn = |n: &str| IfName::new(n).unwrap();
+        assert_eq!(
+            start(&["master"]),
+            DaemonSpec {
+                state: DaemonState::Master,
+                mcast_ifn: ifn("eth0"),
+                syncid: 0,
+                sync_maxlen: None,
+                mcast_group: None,
+                mcast_port: None,
+                mcast_ttl: None,
+            }
+        );
+        // Every option, with its bounds.
+        assert_eq!(
+            start(&[
+                "backup",
+                "--mcast-interface",
+                "bond0.12",
+                "--syncid",
+                "255",
+                "--sync-maxlen",
+                "65507",
+                "--mcast-group",
+                "239.255.0.1",
+                "--mcast-port",
+                "65535",
+                "--mcast-ttl",
+                "255",
+            ]),
+            DaemonSpec {
+                state: DaemonState::Backup,
+                mcast_ifn: ifn("bond0.12"),
+                syncid: 255,
+                sync_maxlen: Some(65507),
+                mcast_group: Some("239.255.0.1".parse().unwrap()),
+                mcast_port: Some(65535),
+                mcast_ttl: Some(255),
+            }
+        );
+        let d = start(&[
+            "master",
+            "--syncid",
+            "0",
+            "--sync-maxlen",
+            "1",
+            "--mcast-port",
+            "1",
+            "--mcast-ttl",
+            "1",
+            "--mcast-group",
+            "224.0.0.0",
+        ]);
+        assert_eq!(
+            (
+                d.syncid,
+                d.sync_maxlen,
+                d.mcast_port,
+                d.mcast_ttl,
+                d.mcast_group
+            ),
+            (
+                0,
+                Some(1),
+                Some(1),
+                Some(1),
+                Some("224.0.0.0".parse().unwrap())
+            )
+        );
+        // IPv6 groups, bare (as ipvsadm takes them) or bracketed.
+        for g in ["ff02::1:81", "[ff02::1:81]"] {
+            assert_eq!(
+                start(&["master", "--mcast-group", g]).mcast_group,
+                Some("ff02::1:81".parse().unwrap()),
+                "{g}"
+            );
+        }
+        assert_eq!(
+            run(&["--stop-daemon", "master"]).unwrap(),
+            Command::StopDaemon(DaemonState::Master)
+        );
+        // ipvsadm takes --syncid with --stop-daemon: checked, not kept.
+        assert_eq!(
+            run(&["--stop-daemon", "backup", "--syncid", "7"]).unwrap(),
+            Command::StopDaemon(DaemonState::Backup)
+        );
+        assert_eq!(list_opts(&["-L", "--daemon"]).mode, ListMode::Daemon);
+        let o = list_opts(&["--list", "--daemon", "--json", "-n"]);
+        assert_eq!((o.mode, o.json, o.numeric), (ListMode::Daemon, true, true));
+        assert_eq!(list_opts(&["--daemon"]).mode, ListMode::Daemon);
+        for (args, want) in [
+            (&["--start-daemon", "primary"][..], "--start-daemon takes master or backup, not 'primary'"),
+            (&["--start-daemon", "primary", "--mcast-interface", "eth0:1"], "--start-daemon takes master or backup, not 'primary'"),
+            (&["--start-daemon", "Master"], "--start-daemon takes master or backup, not 'Master'"),
+            (&["--stop-daemon", ""], "--stop-daemon takes master or backup, not ''"),
+            (&["--start-daemon"], "a value is required for '--start-daemon <STATE>' but none was supplied"),
+            (&["--start-daemon", "master", "--syncid", "256"], "invalid syncid '256' (expected a number 0-255)"),
+            (&["--start-daemon", "master", "--syncid", "-1"], "unexpected argument '-1' found"),
+            (&["--start-daemon", "master", "--syncid", "+1"], "invalid syncid '+1' (expected a number 0-255)"),
+            (&["--stop-daemon", "master", "--syncid", "x"], "invalid syncid 'x' (expected a number 0-255)"),
+            (&["--start-daemon", "master", "--sync-maxlen", "0"], "invalid sync-maxlen '0' (expected a number 1-65507)"),
+            (&["--start-daemon", "master", "--sync-maxlen", "65508"], "invalid sync-maxlen '65508' (expected a number 1-65507)"),
+            (&["--start-daemon", "master", "--mcast-port", "0"], "invalid mcast-port '0' (expected a number 1-65535)"),
+            (&["--start-daemon", "master", "--mcast-port", "65536"], "invalid mcast-port '65536' (expected a number 1-65535)"),
+            (&["--start-daemon", "master", "--mcast-ttl", "0"], "invalid mcast-ttl '0' (expected a number 1-255)"),
+            (&["--start-daemon", "master", "--mcast-ttl", "256"], "invalid mcast-ttl '256' (expected a number 1-255)"),
+            (&["--start-daemon", "master", "--mcast-group", "10.0.0.1"], "invalid mcast-group '10.0.0.1': not a multicast address (IPv4 224.0.0.0/4, IPv6 ff00::/8)"),
+            (&["--start-daemon", "master", "--mcast-group", "240.0.0.1"], "invalid mcast-group '240.0.0.1': not a multicast address (IPv4 224.0.0.0/4, IPv6 ff00::/8)"),
+            (&["--start-daemon", "master", "--mcast-group", "2001:db8::1"], "invalid mcast-group '2001:db8::1': not a multicast address (IPv4 224.0.0.0/4, IPv6 ff00::/8)"),
+            (&["--start-daemon", "master", "--mcast-group", "sync.example"], "invalid mcast-group 'sync.example': not a numeric IPv4 or IPv6 address"),
+            (&["--start-daemon", "master", "--mcast-group", "[224.0.0.81]"], "invalid mcast-group '[224.0.0.81]': not a numeric IPv4 or IPv6 address"),
+            (&["--start-daemon", "master", "--mcast-interface", "eth0:1"], "invalid mcast-interface 'eth0:1': interface names have no '/', ':' or white space"),
+            (&["--start-daemon", "master", "--mcast-interface", "a-very-long-name"], "invalid mcast-interface 'a-very-long-name': interface names have at most 15 bytes"),
+            (&["--start-daemon", "master", "--mcast-interface", ""], "invalid mcast-interface '': it is empty"),
+            (&["--stop-daemon", "master", "--mcast-interface", "eth1"], "option --mcast-interface is not allowed with --stop-daemon"),
+            (&["--stop-daemon", "master", "--mcast-ttl", "2"], "option --mcast-ttl is not allowed with --stop-daemon"),
+            (&["--start-daemon", "master", "-t", "10.0.0.1:80"], "option -t/--tcp-service is not allowed with --start-daemon"),
+            (&["--start-daemon", "master", "--json"], "option --json is not allowed with --start-daemon"),
+            (&["--start-daemon", "master", "--daemon"], "option --daemon is not allowed with --start-daemon"),
+            (&["--start-daemon", "master", "--stop-daemon", "master"], "the argument '--start-daemon <STATE>' cannot be used with '--stop-daemon <STATE>'"),
+            (&["--start-daemon", "master", "--start-daemon", "backup"], "the argument '--start-daemon <STATE>' cannot be used multiple times"),
+            (&["-A", "-t", "10.0.0.1:80", "--syncid", "1"], "option --syncid is not allowed with -A/--add-service"),
+            (&["-L", "--syncid", "1"], "option --syncid is not allowed with -L/--list"),
+            (&["--mcast-group", "224.0.0.81"], "option --mcast-group is not allowed with -L/--list (the default command)"),
+            (&["-L", "--daemon", "-t", "10.0.0.1:80"], "option -t/--tcp-service is not allowed with -L --daemon"),
+            (&["-L", "--daemon", "-f", "1"], "option -f/--fwmark-service is not allowed with -L --daemon"),
+            (&["-L", "--daemon", "--stats"], "the argument '--daemon' cannot be used with '--stats'"),
+            (&["-L", "--daemon", "-c"], "the argument '--daemon' cannot be used with '--connection'"),
+            (&["-S", "--daemon"], "option --daemon is not allowed with -S/--save"),
+        ] {
+            assert_eq!(err(args), want, "{args:?}");
+        }
+        // -R takes no daemon command (-S writes none).
+        for line in ["--start-daemon master", "--stop-daemon backup"] {
+            assert_eq!(
+                parse_restore_line(line).unwrap_err().0,
+                "only commands that change the rules (-A -E -D -C -a -e -d -Z --set --set-option) may be restored"
+            );
+        }
     }
 }

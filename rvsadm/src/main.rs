@@ -96,6 +96,16 @@ fn run_command(t: &mut impl Transport, cmd: &Command, out: &mut dyn Write) -> Re
             uapi::RVS_CMD_SET_CONFIG,
             msg::settings_attrs(v),
         ),
+        Command::StartDaemon(d) => (
+            Op::StartDaemon(d.state, d.mcast_ifn),
+            uapi::RVS_CMD_NEW_DAEMON,
+            msg::new_daemon_attrs(d),
+        ),
+        Command::StopDaemon(state) => (
+            Op::StopDaemon(*state),
+            uapi::RVS_CMD_DEL_DAEMON,
+            msg::del_daemon_attrs(*state),
+        ),
         Command::FlushConns {
             service,
             server,
@@ -150,6 +160,7 @@ fn list(t: &mut impl Transport, opts: &ListOptions, out: &mut dyn Write) -> Resu
         ListMode::Timeout => return list_timeouts(t, opts, out),
         ListMode::Options => return list_options(t, opts, out),
         ListMode::Connections => return list_connections(t, opts, out),
+        ListMode::Daemon => return list_daemons(t, opts, out),
         ListMode::Table if opts.tun_info => Columns::TunInfo,
         ListMode::Table => Columns::Config,
         ListMode::Stats => Columns::Stats,
@@ -277,6 +288,29 @@ fn list_options(
     write_out(out, &text)
 }
 
+/// `-L --daemon`: the GET_DAEMON dump, one message per running daemon
+/// (none when none runs), in the module's order.
+fn list_daemons(
+    t: &mut impl Transport,
+    opts: &ListOptions,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    let replies = t
+        .dump(uapi::RVS_CMD_GET_DAEMON, &[])
+        .map_err(Error::failed(Op::ListDaemons))?;
+    let daemons = replies
+        .iter()
+        .map(|r| msg::parse_daemon_reply(&r.attrs))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| Error::failed(Op::ListDaemons)(e.into()))?;
+    let text = if opts.json {
+        output::format_daemons_json(&daemons)
+    } else {
+        output::format_daemons(&daemons)
+    };
+    write_out(out, &text)
+}
+
 /// GET_CONFIG (answered by one SET_CONFIG message), its attributes turned
 /// into text by `render`; failures are reported as `op`.
 fn get_config(
@@ -399,6 +433,8 @@ mod tests {
     struct Fake {
         sent: Vec<(&'static str, u8, Vec<u8>)>,
         fail_execute: Option<i32>,
+        /// With `fail_execute`: the module gives no extended-ack message.
+        no_extack: bool,
         services: Vec<Vec<u8>>,
         dests: Vec<Vec<u8>>,
         conns: Vec<Vec<u8>>,
@@ -407,6 +443,8 @@ mod tests {
         flush: Option<Result<(u8, Vec<u8>), i32>>,
         /// Attributes the GET_INFO reply has after version and size.
         info: Vec<u8>,
+        /// The GET_DAEMON dump's messages.
+        daemons: Vec<Vec<u8>>,
     }
 
     impl Transport for Fake {
@@ -415,7 +453,7 @@ mod tests {
             match self.fail_execute {
                 Some(errno) => Err(NlError::Kernel {
                     errno,
-                    message: Some("Service not found".into()),
+                    message: (!self.no_extack).then(|| "Service not found".into()),
                 }),
                 None => Ok(()),
             }
@@ -454,6 +492,16 @@ mod tests {
         }
         fn dump(&mut self, cmd: u8, attrs: &[u8]) -> Result<Vec<Reply>, NlError> {
             self.sent.push(("dump", cmd, attrs.to_vec()));
+            if cmd == uapi::RVS_CMD_GET_DAEMON {
+                return Ok(self
+                    .daemons
+                    .iter()
+                    .map(|a| Reply {
+                        cmd: uapi::RVS_CMD_NEW_DAEMON,
+                        attrs: a.clone(),
+                    })
+                    .collect());
+            }
             let list = if cmd == uapi::RVS_CMD_GET_SERVICE {
                 &self.services
             } else {
@@ -1360,6 +1408,221 @@ mod tests {
         assert!(
             out.contains(r#""stats":{"conns":5,"inpkts":50,"outpkts":40,"inbytes":3000,"outbytes":250000000,"cps":1,"inpps":12,"outpps":10,"inbps":900,"outbps":800}"#),
             "{out}"
+        );
+    }
+
+    /// A GET_DAEMON dump message as the module lays one out (IPVS's
+    /// fields, then rvs's counters after a PAD).
+    fn daemon_reply(state: u32, ifn: &str, syncid: u32, counters: [u64; 4]) -> Vec<u8> {
+        let mut w = AttrWriter::new();
+        w.nest(uapi::RVS_CMD_ATTR_DAEMON, |d| {
+            d.put_u32(uapi::RVS_DAEMON_ATTR_STATE, state)
+                .put_str(uapi::RVS_DAEMON_ATTR_MCAST_IFN, ifn)
+                .put_u32(uapi::RVS_DAEMON_ATTR_SYNC_ID, syncid)
+                .put_u16(uapi::RVS_DAEMON_ATTR_SYNC_MAXLEN, 1472)
+                .put(uapi::RVS_DAEMON_ATTR_MCAST_GROUP, &[224, 0, 0, 81])
+                .put_u16(uapi::RVS_DAEMON_ATTR_MCAST_PORT, 8848)
+                .put(uapi::RVS_DAEMON_ATTR_MCAST_TTL, &[1])
+                .put(uapi::RVS_DAEMON_ATTR_PAD, &[]);
+            for (ty, v) in [
+                uapi::RVS_DAEMON_ATTR_MSGS,
+                uapi::RVS_DAEMON_ATTR_CONNS,
+                uapi::RVS_DAEMON_ATTR_REFUSED,
+                uapi::RVS_DAEMON_ATTR_LOST,
+            ]
+            .into_iter()
+            .zip(counters)
+            {
+                d.put(ty, &v.to_ne_bytes());
+            }
+        });
+        w.finish()
+    }
+
+    #[test]
+    fn sync_daemons_started_stopped_and_listed() {
+        // --start-daemon: one NEW_DAEMON, nothing printed; its nest by hand
+        // (native-endian numbers as the module reads them).
+        let ne16 = |v: u16| v.to_ne_bytes();
+        let ne32 = |v: u32| v.to_ne_bytes();
+        let mut f = Fake::default();
+        let out = run_on(
+            &mut f,
+            &command(&[
+                "--start-daemon",
+                "master",
+                "--mcast-interface",
+                "eth1",
+                "--syncid",
+                "7",
+                "--mcast-port",
+                "8849",
+                "--mcast-group",
+                "239.0.0.9",
+            ]),
+        )
+        .unwrap();
+        assert_eq!(out, "");
+        let want: Vec<u8> = [
+            &ne16(48)[..],
+            &ne16(0x8003),
+            &ne16(8),
+            &ne16(1),
+            &ne32(1),
+            &ne16(9),
+            &ne16(2),
+            b"eth1\0\0\0\0",
+            &ne16(8),
+            &ne16(3),
+            &ne32(7),
+            &ne16(6),
+            &ne16(7),
+            &ne16(8849),
+            &[0, 0],
+            &ne16(8),
+            &ne16(5),
+            &[239, 0, 0, 9],
+        ]
+        .concat();
+        assert_eq!(f.sent, vec![("execute", uapi::RVS_CMD_NEW_DAEMON, want)]);
+        // Without options: ipvsadm's eth0 and syncid 0, nothing else.
+        let mut f = Fake::default();
+        run_on(&mut f, &command(&["--start-daemon", "backup"])).unwrap();
+        let want: Vec<u8> = [
+            &ne16(32)[..],
+            &ne16(0x8003),
+            &ne16(8),
+            &ne16(1),
+            &ne32(2),
+            &ne16(9),
+            &ne16(2),
+            b"eth0\0\0\0\0",
+            &ne16(8),
+            &ne16(3),
+            &ne32(0),
+        ]
+        .concat();
+        assert_eq!(f.sent, vec![("execute", uapi::RVS_CMD_NEW_DAEMON, want)]);
+        // --stop-daemon: DEL_DAEMON with the state alone (--syncid, which
+        // ipvsadm takes, not sent).
+        let mut f = Fake::default();
+        run_on(
+            &mut f,
+            &command(&["--stop-daemon", "backup", "--syncid", "7"]),
+        )
+        .unwrap();
+        let want: Vec<u8> = [&ne16(12)[..], &ne16(0x8003), &ne16(8), &ne16(1), &ne32(2)].concat();
+        assert_eq!(f.sent, vec![("execute", uapi::RVS_CMD_DEL_DAEMON, want)]);
+
+        // -L --daemon: one GET_DAEMON dump without attributes; the lines
+        // of ipvsadm's list_daemon, the counters only in the JSON.
+        let mut f = Fake {
+            daemons: vec![
+                daemon_reply(uapi::RVS_DAEMON_MASTER, "eth1", 7, [120, 3400, 0, 2]),
+                daemon_reply(uapi::RVS_DAEMON_BACKUP, "eth2", 0, [5, 50, 1, 0]),
+            ],
+            ..Fake::default()
+        };
+        assert_eq!(
+            run_on(&mut f, &command(&["-L", "--daemon"])).unwrap(),
+            "master sync daemon (mcast=eth1, syncid=7, maxlen=1472, group=224.0.0.81, port=8848, ttl=1)\n\
+             backup sync daemon (mcast=eth2, syncid=0, maxlen=1472, group=224.0.0.81, port=8848, ttl=1)\n"
+        );
+        assert_eq!(f.sent, vec![("dump", uapi::RVS_CMD_GET_DAEMON, vec![])]);
+        assert_eq!(
+            run_on(&mut f, &command(&["--list", "--daemon", "--json"])).unwrap(),
+            concat!(
+                r#"{"daemons":[{"state":"master","mcast_interface":"eth1","syncid":7,"sync_maxlen":1472,"#,
+                r#""mcast_group":"224.0.0.81","mcast_port":8848,"mcast_ttl":1,"msgs":120,"conns":3400,"#,
+                r#""refused":0,"lost":2},{"state":"backup","mcast_interface":"eth2","syncid":0,"#,
+                r#""sync_maxlen":1472,"mcast_group":"224.0.0.81","mcast_port":8848,"mcast_ttl":1,"#,
+                r#""msgs":5,"conns":50,"refused":1,"lost":0}]}"#,
+                "\n"
+            )
+        );
+        // None runs: nothing (as ipvsadm), or an empty list.
+        let mut f = Fake::default();
+        assert_eq!(run_on(&mut f, &command(&["-L", "--daemon"])).unwrap(), "");
+        assert_eq!(
+            run_on(&mut f, &command(&["-L", "--daemon", "--json"])).unwrap(),
+            "{\"daemons\":[]}\n"
+        );
+        // A reply rvsadm cannot read.
+        let mut f = Fake {
+            daemons: vec![daemon_reply(3, "eth1", 7, [0; 4])],
+            ..Fake::default()
+        };
+        let e = run_on(&mut f, &command(&["-L", "--daemon"])).unwrap_err();
+        assert_eq!(
+            (e.to_string().as_str(), e.exit_code()),
+            (
+                "listing sync daemons failed: malformed reply from the module: daemon STATE 3 \
+                 is neither master (1) nor backup (2)",
+                1
+            )
+        );
+        // -S lists no daemon (ipvsadm's -S neither).
+        let mut f = Fake {
+            daemons: vec![daemon_reply(uapi::RVS_DAEMON_MASTER, "eth1", 7, [0; 4])],
+            ..Fake::default()
+        };
+        assert_eq!(run_on(&mut f, &command(&["-S"])).unwrap(), "");
+        assert_eq!(f.sent, vec![("dump", uapi::RVS_CMD_GET_SERVICE, vec![])]);
+    }
+
+    #[test]
+    fn sync_daemon_refusals() {
+        let fail = |args: &[&str], errno: i32, extack: bool| {
+            let mut f = Fake {
+                fail_execute: Some(errno),
+                no_extack: !extack,
+                ..Fake::default()
+            };
+            let e = run_on(&mut f, &command(args)).unwrap_err();
+            assert_eq!(e.exit_code(), 1);
+            e.to_string()
+        };
+        let start = ["--start-daemon", "master", "--mcast-interface", "bond0"];
+        assert_eq!(
+            fail(&start, 17, false),
+            "starting master sync daemon failed: File exists (a master sync daemon is already running)"
+        );
+        assert_eq!(
+            fail(&start, 19, false),
+            "starting master sync daemon failed: No such device (no such interface bond0)"
+        );
+        assert_eq!(
+            fail(&["--start-daemon", "backup"], 19, false),
+            "starting backup sync daemon failed: No such device (no such interface eth0, the one used without --mcast-interface)"
+        );
+        assert_eq!(
+            fail(&["--stop-daemon", "master"], 3, false),
+            "stopping master sync daemon failed: No such process (no master sync daemon is running)"
+        );
+        assert_eq!(
+            fail(&["--stop-daemon", "backup"], 3, false),
+            "stopping backup sync daemon failed: No such process (no backup sync daemon is running)"
+        );
+        // The module's extended ack, when it sends one, is shown instead.
+        assert_eq!(
+            fail(&start, 17, true),
+            "starting master sync daemon failed: File exists (Service not found)"
+        );
+        // In -R they are refused before anything is sent.
+        let mut f = Fake::default();
+        let e = restore(
+            &mut f,
+            &mut "--start-daemon master\n".as_bytes(),
+            &mut Vec::new(),
+        )
+        .unwrap_err();
+        assert!(f.sent.is_empty());
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.to_string().starts_with(
+                "restore stopped at line 1 `--start-daemon master': only commands that change the rules"
+            ),
+            "{e}"
         );
     }
 }

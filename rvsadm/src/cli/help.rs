@@ -31,13 +31,17 @@ Usage:
   rvsadm [-L|-l] [-t|-u|--sctp-service|-f service-address [-6]] [-n] [--exact]
                 [--sort|--nosort]
                 [--stats|--rate|--thresholds|--persistent-conn|--tun-info] [--json]
-  rvsadm -L|-l -c|--timeout [-n] [--json]
+  rvsadm -L|-l -c|--timeout|--daemon [-n] [--json]
   rvsadm -Z [-t|-u|--sctp-service|-f service-address]
   rvsadm --flush-conns -t|-u|--sctp-service|-f service-address
                 [-r server-address] [--json]
   rvsadm --set tcp tcpfin udp
   rvsadm --set-option name=value [--set-option name=value ...]
   rvsadm -L|-l --options [--json]
+  rvsadm --start-daemon master|backup [--mcast-interface interface]
+                [--syncid syncid] [--sync-maxlen length]
+                [--mcast-group address] [--mcast-port port] [--mcast-ttl ttl]
+  rvsadm --stop-daemon master|backup
   rvsadm -h | -V | -v
 
 Commands (exactly one; without any, rvsadm lists the table like -L):
@@ -150,5 +154,26 @@ mod tests {
         assert!(help.contains("\n  rvsadm -D -t|-u|--sctp-service|-f service-address\n"));
         assert!(help
             .contains("\n      --flush-conns      end the connections of a service, or of one\n"));
+        // The sync daemons: the commands, -L's option, and the options of
+        // --start-daemon with their ranges and ipvsadm's defaults.
+        for row in [
+            "\n      --start-daemon master|backup\n                         start the connection sync daemon: a master\n",
+            "\n      --stop-daemon master|backup\n                         stop the master or the backup sync daemon\n",
+            "\n      --daemon                    with -L: list the connection sync daemons\n",
+            "\n      --syncid ID                 with --start-daemon: the sync ID 0-255 a\n",
+            "                                  backup accepts (default 0: a backup\n",
+            "\n      --sync-maxlen LENGTH        with --start-daemon: the most bytes of a sync\n                                  message's UDP payload, 1-65507 (default: the\n",
+            "\n      --mcast-interface IF        with --start-daemon: the interface the sync\n                                  messages leave or arrive by (default eth0,\n",
+            "\n      --mcast-group ADDR          with --start-daemon: the IPv4 or IPv6 multicast\n                                  group (default 224.0.0.81)\n",
+            "\n      --mcast-port PORT           with --start-daemon: the UDP port 1-65535\n                                  (default 8848)\n",
+            "\n      --mcast-ttl TTL             with --start-daemon: the multicast TTL 1-255\n                                  (default 1)\n",
+            "\n  rvsadm --stop-daemon master|backup\n",
+        ] {
+            assert!(help.contains(row), "{row:?} not in:\n{help}");
+        }
+        // The defaults named are the module's (rvs-core's).
+        let group = std::net::Ipv4Addr::from(rvs_core::sync::SYNC_GROUP_V4);
+        assert!(help.contains(&format!("(default {group})")));
+        assert!(help.contains(&format!("(default {})", rvs_core::sync::SYNC_PORT)));
     }
 }

@@ -26,6 +26,10 @@ pub enum Cmd {
     FlushConns,
     Set,
     SetOption,
+    /// `--start-daemon master|backup`: start a connection sync daemon.
+    StartDaemon,
+    /// `--stop-daemon master|backup`.
+    StopDaemon,
 }
 
 /// What printing option `-h`, `-V` or `--completions` prints.
@@ -255,6 +259,18 @@ const LIST: &[Cmd] = &[List];
 /// The commands that print JSON with `--json`.
 const JSON: &[Cmd] = &[List, FlushConns];
 const LIST_SAVE: &[Cmd] = &[List, Save];
+const START_DAEMON: &[Cmd] = &[StartDaemon];
+/// ipvsadm takes `--syncid` with `--stop-daemon` too (and the kernel
+/// ignores it there).
+const DAEMON_SYNCID: &[Cmd] = &[StartDaemon, StopDaemon];
+
+/// The value of `--start-daemon` and `--stop-daemon`.
+const DAEMON_STATE: Value = Value {
+    name: "STATE",
+    help: "master|backup",
+    man: "state",
+    complete: Complete::Words(&["master", "backup"]),
+};
 
 const SERVICE_ADDR: Value = Value {
     name: "ADDR:PORT",
@@ -395,6 +411,25 @@ pub static OPTS: &[Opt] = &[
              (repeatable; `-L --options` lists them, see rvsadm(8))",
         ),
         role: Role::Command(SetOption),
+        ..OPT
+    },
+    Opt {
+        long: "start-daemon",
+        takes: Takes::Value(DAEMON_STATE),
+        doc: Doc::Row(
+            "start the connection sync daemon: a master\n\
+             sends this director's connections to a\n\
+             multicast group, a backup applies those a\n\
+             master sends (see the --start-daemon options)",
+        ),
+        role: Role::Command(StartDaemon),
+        ..OPT
+    },
+    Opt {
+        long: "stop-daemon",
+        takes: Takes::Value(DAEMON_STATE),
+        doc: Doc::Row("stop the master or the backup sync daemon"),
+        role: Role::Command(StopDaemon),
         ..OPT
     },
     Opt {
@@ -741,6 +776,14 @@ pub static OPTS: &[Opt] = &[
         ..OPT
     },
     Opt {
+        long: "daemon",
+        doc: Doc::Row("with -L: list the connection sync daemons"),
+        role: Role::Option(LIST),
+        group: Some("list-mode"),
+        report: 39,
+        ..OPT
+    },
+    Opt {
         long: "stats",
         doc: Doc::Row(
             "with -L: counters (connections, packets,\n\
@@ -828,6 +871,72 @@ pub static OPTS: &[Opt] = &[
         report: 25,
         ..OPT
     },
+    // The options of --start-daemon, in ipvsadm's order.
+    Opt {
+        long: "syncid",
+        takes: Takes::Value(value("ID", "syncid", Complete::Nothing)),
+        doc: Doc::Row(
+            "with --start-daemon: the sync ID 0-255 a\n\
+             master puts in its messages, or the one a\n\
+             backup accepts (default 0: a backup\n\
+             accepts every ID)",
+        ),
+        role: Role::Option(DAEMON_SYNCID),
+        report: 40,
+        ..OPT
+    },
+    Opt {
+        long: "sync-maxlen",
+        takes: Takes::Value(value("LENGTH", "length", Complete::Nothing)),
+        doc: Doc::Row(
+            "with --start-daemon: the most bytes of a sync\n\
+             message's UDP payload, 1-65507 (default: the\n\
+             MTU less the IP and UDP headers; a master's\n\
+             MTU 1500)",
+        ),
+        role: Role::Option(START_DAEMON),
+        report: 41,
+        ..OPT
+    },
+    Opt {
+        long: "mcast-interface",
+        takes: Takes::Value(value("IF", "interface", Complete::Nothing)),
+        doc: Doc::Row(
+            "with --start-daemon: the interface the sync\n\
+             messages leave or arrive by (default eth0,\n\
+             as ipvsadm's)",
+        ),
+        role: Role::Option(START_DAEMON),
+        report: 42,
+        ..OPT
+    },
+    Opt {
+        long: "mcast-group",
+        takes: Takes::Value(value("ADDR", "address", Complete::Nothing)),
+        doc: Doc::Row(
+            "with --start-daemon: the IPv4 or IPv6 multicast\n\
+             group (default 224.0.0.81)",
+        ),
+        role: Role::Option(START_DAEMON),
+        report: 43,
+        ..OPT
+    },
+    Opt {
+        long: "mcast-port",
+        takes: Takes::Value(value("PORT", "port", Complete::Nothing)),
+        doc: Doc::Row("with --start-daemon: the UDP port 1-65535\n(default 8848)"),
+        role: Role::Option(START_DAEMON),
+        report: 44,
+        ..OPT
+    },
+    Opt {
+        long: "mcast-ttl",
+        takes: Takes::Value(value("TTL", "ttl", Complete::Nothing)),
+        doc: Doc::Row("with --start-daemon: the multicast TTL 1-255\n(default 1)"),
+        role: Role::Option(START_DAEMON),
+        report: 45,
+        ..OPT
+    },
 ];
 
 #[cfg(test)]
@@ -860,6 +969,8 @@ mod tests {
             FlushConns,
             Set,
             SetOption,
+            StartDaemon,
+            StopDaemon,
         ] {
             let n = OPTS
                 .iter()
@@ -908,5 +1019,28 @@ mod tests {
         assert!(by_id("ipv6").allowed_with(FlushConns));
         assert!(by_id("json").allowed_with(FlushConns));
         assert!(!by_id("weight").allowed_with(FlushConns));
+        assert_eq!(command(StartDaemon).display(), "--start-daemon");
+        assert_eq!(command(StopDaemon).names(), ["--stop-daemon"]);
+        assert_eq!(by_id("daemon").group, by_id("timeout").group);
+        assert!(by_id("daemon").allowed_with(List));
+        assert!(!by_id("daemon").allowed_with(StartDaemon));
+        for id in [
+            "mcast-interface",
+            "sync-maxlen",
+            "mcast-group",
+            "mcast-port",
+            "mcast-ttl",
+        ] {
+            assert!(by_id(id).allowed_with(StartDaemon), "{id}");
+            assert!(!by_id(id).allowed_with(StopDaemon), "{id}");
+            assert!(!by_id(id).allowed_with(List), "{id}");
+            assert_eq!(by_id(id).short, None, "{id}");
+        }
+        // As ipvsadm's table: --syncid with --stop-daemon too.
+        assert!(by_id("syncid").allowed_with(StartDaemon));
+        assert!(by_id("syncid").allowed_with(StopDaemon));
+        assert!(!by_id("syncid").allowed_with(List));
+        assert!(by_id("json").allowed_with(List));
+        assert!(!by_id("json").allowed_with(StartDaemon));
     }
 }

@@ -67,10 +67,14 @@ pub enum Setting {
     /// `fullnat_port_max`: highest such port; a connection that finds no
     /// free port in the range is dropped and counted.
     FullnatPortMax = 11,
+    /// `sync_resync`: a backup sync daemon asks for its masters' whole
+    /// table when it starts, and a master answers such requests (1); 0
+    /// keeps to IPVS's protocol alone (see `sync::resync`).
+    SyncResync = 12,
 }
 
 /// Number of settings (rows of [`SETTINGS`]).
-pub const COUNT: usize = 12;
+pub const COUNT: usize = 13;
 
 /// One row of the settings table.
 #[derive(Debug)]
@@ -230,6 +234,17 @@ pub static SETTINGS: [SettingSpec; COUNT] = [
         help: "highest local port of FullNAT connections",
         names: &[],
     },
+    SettingSpec {
+        setting: Setting::SyncResync,
+        name: "sync_resync",
+        attr: uapi::RVS_CMD_ATTR_SYNC_RESYNC,
+        min: 0,
+        max: 1,
+        default: 1,
+        range_msg: c"sync_resync must be 0 or 1",
+        help: "sync daemons exchange whole tables when a backup starts",
+        names: &[],
+    },
 ];
 
 impl Setting {
@@ -344,7 +359,7 @@ mod tests {
         assert_eq!(e.msg, c"expire_nodest_conn must be 0 or 1");
         assert_eq!(
             defaults(),
-            [0, 0, 1 << 20, 0, 0, 0, 1, 0, 0, 0, 1024, 65535]
+            [0, 0, 1 << 20, 0, 0, 0, 1, 0, 0, 0, 1024, 65535, 1]
         );
         let guard = Setting::VipGuard.spec();
         assert_eq!(parse_value(guard, "reject"), Some(2));

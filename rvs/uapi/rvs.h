@@ -110,6 +110,7 @@ enum rvs_attr {
 	RVS_CMD_ATTR_VIP_GUARD,		/* 17: 0 off, 1 drop, 2 reject */
 	RVS_CMD_ATTR_FULLNAT_PORT_MIN,	/* 18: lowest FullNAT local port, 1..65535 */
 	RVS_CMD_ATTR_FULLNAT_PORT_MAX,	/* 19: highest FullNAT local port, 1..65535 */
+	RVS_CMD_ATTR_SYNC_RESYNC,	/* 20: 0/1, whole-table resync of sync daemons */
 	__RVS_CMD_ATTR_MAX,
 };
 #define RVS_CMD_ATTR_MAX (__RVS_CMD_ATTR_MAX - 1)
@@ -245,6 +246,8 @@ enum rvs_daemon_attr {
 					 * syncid, unknown service or real server) */
 	RVS_DAEMON_ATTR_LOST,		/* 13: records not sent (no memory, queue full,
 					 * send error) */
+	RVS_DAEMON_ATTR_RESYNCS,	/* 14: whole tables sent (master) or asked
+					 * for (backup); see sync_resync */
 	__RVS_DAEMON_ATTR_MAX,
 };
 #define RVS_DAEMON_ATTR_MAX (__RVS_DAEMON_ATTR_MAX - 1)

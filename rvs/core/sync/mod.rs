@@ -112,6 +112,7 @@ pub mod daemon;
 pub mod decode;
 pub mod encode;
 pub mod policy;
+pub mod resync;
 
 #[cfg(test)]
 mod tests;

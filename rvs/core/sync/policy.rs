@@ -195,6 +195,19 @@ fn sctp_syncs(state: u16) -> bool {
     .any(|s| s.to_u16() == state)
 }
 
+/// Whether a full resynchronisation (`super::resync`) sends a connection
+/// of `protocol` in `state`: templates, and connections in the states
+/// [`sync_needed`] ever sends (TCP and SCTP established or ending; other
+/// protocols always).
+pub fn resync_sends(template: bool, protocol: u8, state: u16) -> bool {
+    template
+        || match protocol {
+            IPPROTO_TCP => tcp_syncs(state),
+            IPPROTO_SCTP => sctp_syncs(state),
+            _ => true,
+        }
+}
+
 /// Whether `a` is before `b` on a wrapping clock (`time_before`).
 fn time_before(a: u64, b: u64) -> bool {
     (a.wrapping_sub(b) as i64) < 0

@@ -231,7 +231,8 @@ fn put_daemon(msg: &Msg, d: &DaemonInfo) -> Result {
         msg.put_u64(RVS_DAEMON_ATTR_MSGS, d.msgs, pad)?;
         msg.put_u64(RVS_DAEMON_ATTR_CONNS, d.conns, pad)?;
         msg.put_u64(RVS_DAEMON_ATTR_REFUSED, d.refused, pad)?;
-        msg.put_u64(RVS_DAEMON_ATTR_LOST, d.lost, pad)
+        msg.put_u64(RVS_DAEMON_ATTR_LOST, d.lost, pad)?;
+        msg.put_u64(RVS_DAEMON_ATTR_RESYNCS, d.resyncs, pad)
     })
 }
 

@@ -17,22 +17,29 @@
 
 #![forbid(unsafe_code)]
 
-use super::{should_stop, tick, DaemonStats, Handoff};
+use super::{should_stop, tick, DaemonStats, Handoff, Sockets};
 use crate::lb::conn::Tuple;
 use crate::lb::conn_table::ConnTable;
 use crate::lb::state::NetState;
+use crate::rvs_core::expiry;
 use crate::rvs_core::packet::IPPROTO_TCP;
 use crate::rvs_core::proto::TcpState;
 use crate::rvs_core::sync::daemon::DaemonConfig;
 use crate::rvs_core::sync::decode::Message;
 use crate::rvs_core::sync::policy::{self, Existing, SyncSettings};
+use crate::rvs_core::sync::resync;
 use crate::rvs_core::sync::Record;
-use crate::sys::mcast::McastSocket;
 use crate::sys::pernet::Pernet;
 use crate::sys::rcu::ReadGuard;
 use crate::sys::sched::cond_resched;
+use crate::sys::time::{hz, jiffies};
+use core::sync::atomic::Ordering::Relaxed;
 use kernel::prelude::*;
 use kernel::sync::Arc;
+
+/// Resync requests a backup sends before it gives up (the masters may
+/// have nothing to send).
+const RESYNC_TRIES: u32 = 3;
 
 /// A running backup daemon.
 #[pin_data]
@@ -45,13 +52,13 @@ pub(crate) struct Backup {
 }
 
 impl Backup {
-    pub(super) fn new(cfg: DaemonConfig, sock: McastSocket) -> Result<Arc<Self>> {
+    pub(super) fn new(cfg: DaemonConfig, socks: Sockets) -> Result<Arc<Self>> {
         Arc::pin_init(
             pin_init!(Backup {
                 cfg,
                 stats: DaemonStats::default(),
                 settings: SyncSettings::default(),
-                handoff <- Handoff::new(sock),
+                handoff <- Handoff::new(socks),
             }),
             GFP_KERNEL,
         )
@@ -59,9 +66,15 @@ impl Backup {
 
     /// The backup's thread: reads datagrams as they come until stopped.
     pub(super) fn run(&self, ns: &Pernet<NetState>) {
-        let Some(sock) = self.handoff.take() else {
+        let Some(socks) = self.handoff.take() else {
             return;
         };
+        let sock = &socks.main;
+        // Ask the masters for their tables now, and again every 2 s until
+        // a record arrives (a request is a datagram: it may be lost), at
+        // most RESYNC_TRIES times.
+        let mut asked = 0u32;
+        let mut next_ask = jiffies();
         // One buffer of the daemon's size: a longer datagram arrives cut
         // and fails the size check, as in IPVS.
         let Ok(mut buf) = KVec::from_elem(0u8, usize::from(self.cfg.maxlen), GFP_KERNEL) else {
@@ -69,7 +82,17 @@ impl Backup {
             return;
         };
         while !should_stop() {
-            sock.wait_readable(tick().saturating_mul(50));
+            if let Some(r) = &socks.resync {
+                let due = expiry::expired(next_ask, jiffies());
+                if due && asked < RESYNC_TRIES && self.stats.conns.load(Relaxed) == 0 {
+                    if r.send(&resync::request(self.cfg.syncid)).is_ok() {
+                        DaemonStats::add(&self.stats.resyncs, 1);
+                    }
+                    asked = asked.wrapping_add(1);
+                    next_ask = jiffies().wrapping_add(hz().saturating_mul(2));
+                }
+            }
+            sock.wait_readable(tick().saturating_mul(25));
             while let Ok(n) = sock.recv(&mut buf) {
                 DaemonStats::add(&self.stats.msgs, 1);
                 self.process(ns, buf.get(..n).unwrap_or(&[]));

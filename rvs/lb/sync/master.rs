@@ -24,17 +24,19 @@
 
 #![forbid(unsafe_code)]
 
-use super::{should_stop, tick, DaemonStats, Handoff};
+use super::{should_stop, tick, DaemonStats, Handoff, Sockets};
 use crate::lb::conn::{Conn, ConnEntry};
+use crate::lb::state::NetState;
 use crate::rvs_core::config::FwdMethod;
 use crate::rvs_core::packet::{IPPROTO_SCTP, IPPROTO_TCP};
 use crate::rvs_core::sync::daemon::DaemonConfig;
 use crate::rvs_core::sync::encode::{self, BuildError, Builder, Progress};
 use crate::rvs_core::sync::policy::{self, SyncConn, SyncNeed, SyncSettings};
-use crate::rvs_core::sync::{flags, Record, Version};
+use crate::rvs_core::sync::{flags, resync, Record, Version};
 use crate::sys::kthread;
 use crate::sys::mcast::McastSocket;
 use crate::sys::rcu::{lock_bh, ReadGuard};
+use crate::sys::sched::cond_resched;
 use crate::sys::time::{hz, jiffies};
 use kernel::prelude::*;
 use kernel::sync::{new_spinlock, Arc, SpinLock};
@@ -43,6 +45,12 @@ use kernel::sync::{new_spinlock, Arc, SpinLock};
 /// `sync_qlen_max`, from free memory; 256 messages of 1472 bytes hold
 /// some 10,000 records, 20 ms of a busy director's new connections).
 pub(crate) const QUEUE_LEN: usize = 256;
+
+/// Messages a resync sends before pausing a tick.
+const RESYNC_BURST: usize = 32;
+
+/// Buckets a resync reads under one RCU read-side section.
+const RESYNC_BUCKETS: usize = 256;
 
 /// A message: its buffer and how far it is built.
 struct Msg {
@@ -110,7 +118,7 @@ pub(crate) struct Master {
 }
 
 impl Master {
-    pub(super) fn new(cfg: DaemonConfig, sock: McastSocket) -> Result<Arc<Self>> {
+    pub(super) fn new(cfg: DaemonConfig, socks: Sockets) -> Result<Arc<Self>> {
         let mut ring = KVec::with_capacity(QUEUE_LEN, GFP_KERNEL)?;
         for _ in 0..QUEUE_LEN {
             ring.push(None, GFP_KERNEL)?;
@@ -127,7 +135,7 @@ impl Master {
                 stats: DaemonStats::default(),
                 settings: SyncSettings::default(),
                 bufs <- new_spinlock!(bufs, "rvs_sync_bufs"),
-                handoff <- Handoff::new(sock),
+                handoff <- Handoff::new(socks),
             }),
             GFP_KERNEL,
         )
@@ -233,21 +241,95 @@ impl Master {
         }
     }
 
-    /// The master's thread: sends what is due every tick until stopped.
-    pub(super) fn run(&self) {
-        let Some(sock) = self.handoff.take() else {
+    /// Sends the queued messages (and, with `all`, the current one
+    /// whatever its age). With `paced`, sleeps a tick every
+    /// [`RESYNC_BURST`] messages, so that a whole table does not overrun
+    /// the backups' socket buffers.
+    fn send_queued(&self, sock: &McastSocket, all: bool, paced: bool) {
+        let mut sent = 0usize;
+        loop {
+            let m = match self.next_msg() {
+                Some(m) => m,
+                None if all => match lock_bh(&self.bufs).cur.take() {
+                    Some(m) if !m.progress.is_empty() => m,
+                    _ => return,
+                },
+                None => return,
+            };
+            let n = u64::from(m.progress.nr_conns());
+            let bytes = m.buf.get(..m.progress.len()).unwrap_or(&[]);
+            match sock.send(bytes) {
+                Ok(_) => {
+                    DaemonStats::add(&self.stats.msgs, 1);
+                    DaemonStats::add(&self.stats.conns, n);
+                }
+                Err(_) => DaemonStats::add(&self.stats.lost, n),
+            }
+            sent = sent.wrapping_add(1);
+            if paced && sent.checked_rem(RESYNC_BURST) == Some(0) {
+                kthread::sleep(1);
+            }
+        }
+    }
+
+    /// Sends every connection of the table a backup could take over (a
+    /// backup asked: `rvs_core::sync::resync`). Returns how many.
+    fn resync(&self, ns: &NetState, sock: &McastSocket) -> u64 {
+        let Some(conns) = ns.conns() else {
+            return 0;
+        };
+        let size = conns.size() as usize;
+        let mut n = 0u64;
+        let mut bucket = 0usize;
+        while bucket < size {
+            let end = bucket.saturating_add(RESYNC_BUCKETS).min(size);
+            {
+                let g = ReadGuard::new();
+                let now = jiffies();
+                for b in bucket..end {
+                    conns.for_each_in(&g, b, |c| {
+                        if c.is_live(now)
+                            && c.fwd != FwdMethod::FullNat
+                            && policy::resync_sends(c.template, c.tuple.protocol, c.sync_state())
+                        {
+                            self.append(&record(c, template_fwmark(c)));
+                            n = n.wrapping_add(1);
+                        }
+                    });
+                }
+            }
+            bucket = end;
+            self.send_queued(sock, false, true);
+            if should_stop() {
+                break;
+            }
+            cond_resched();
+        }
+        self.send_queued(sock, true, true);
+        n
+    }
+
+    /// The master's thread: sends what is due every tick, and answers
+    /// resync requests, until stopped.
+    pub(super) fn run(&self, ns: &NetState) {
+        let Some(socks) = self.handoff.take() else {
             return;
         };
+        let mut req = [0u8; resync::REQUEST_LEN + 1];
         loop {
-            while let Some(m) = self.next_msg() {
-                let n = u64::from(m.progress.nr_conns());
-                let bytes = m.buf.get(..m.progress.len()).unwrap_or(&[]);
-                match sock.send(bytes) {
-                    Ok(_) => {
-                        DaemonStats::add(&self.stats.msgs, 1);
-                        DaemonStats::add(&self.stats.conns, n);
-                    }
-                    Err(_) => DaemonStats::add(&self.stats.lost, n),
+            self.send_queued(&socks.main, false, false);
+            if let Some(r) = &socks.resync {
+                let mut asked = false;
+                while let Ok(len) = r.recv(&mut req) {
+                    asked |= resync::is_request_for(req.get(..len).unwrap_or(&[]), self.cfg.syncid);
+                }
+                if asked {
+                    let n = self.resync(ns, &socks.main);
+                    DaemonStats::add(&self.stats.resyncs, 1);
+                    pr_info!(
+                        "sync: a backup asked for the whole table: {} connections sent\n",
+                        n
+                    );
                 }
             }
             if should_stop() {
@@ -255,7 +337,18 @@ impl Master {
             }
             kthread::sleep(tick());
         }
-        // The socket closes here, in the thread.
+        // The sockets close here, in the thread.
+    }
+}
+
+/// A template's firewall mark: a firewall-mark service's templates carry
+/// it as their virtual address (`lb::datapath::persistent_dest`), with
+/// protocol 0. 0 for anything else (the backup finds the service by
+/// address).
+fn template_fwmark(c: &Conn) -> u32 {
+    match (c.template, c.tuple.protocol, c.tuple.vaddr) {
+        (true, 0, [a, b, cc, d, ..]) => u32::from_be_bytes([a, b, cc, d]),
+        _ => 0,
     }
 }
 

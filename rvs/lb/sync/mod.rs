@@ -28,6 +28,7 @@ pub(crate) mod backup;
 pub(crate) mod master;
 
 use crate::lb::state::NetState;
+use crate::rvs_core::settings::Setting;
 use crate::rvs_core::sync::daemon::{DaemonConfig, Role};
 use crate::rvs_core::sync::policy;
 use crate::sys::kthread;
@@ -53,6 +54,8 @@ pub(crate) struct DaemonStats {
     pub(crate) refused: AtomicU64,
     /// Records not sent (no memory, queue full, send error).
     pub(crate) lost: AtomicU64,
+    /// Whole tables sent (master) or asked for (backup).
+    pub(crate) resyncs: AtomicU64,
 }
 
 impl DaemonStats {
@@ -61,24 +64,32 @@ impl DaemonStats {
     }
 }
 
-/// A daemon's socket until its thread takes it.
+/// A daemon's sockets: the one it sends or receives sync messages on, and
+/// the one of full resynchronisation (`rvs_core::sync::resync`), if on:
+/// a master's receives requests, a backup's sends them.
+pub(crate) struct Sockets {
+    pub(crate) main: McastSocket,
+    pub(crate) resync: Option<McastSocket>,
+}
+
+/// A daemon's sockets until its thread takes them.
 #[pin_data]
 pub(crate) struct Handoff {
     #[pin]
-    sock: SpinLock<Option<McastSocket>>,
+    socks: SpinLock<Option<Sockets>>,
 }
 
 impl Handoff {
-    fn new(sock: McastSocket) -> impl PinInit<Self> {
+    fn new(socks: Sockets) -> impl PinInit<Self> {
         pin_init!(Handoff {
-            sock <- new_spinlock!(Some(sock), "rvs_sync_handoff"),
+            socks <- new_spinlock!(Some(socks), "rvs_sync_handoff"),
         })
     }
 
-    /// The socket, once: to the thread, or to stop if the thread never
+    /// The sockets, once: to the thread, or to stop if the thread never
     /// ran.
-    pub(crate) fn take(&self) -> Option<McastSocket> {
-        self.sock.lock().take()
+    pub(crate) fn take(&self) -> Option<Sockets> {
+        self.socks.lock().take()
     }
 }
 
@@ -104,6 +115,7 @@ pub(crate) struct DaemonInfo {
     pub(crate) conns: u64,
     pub(crate) refused: u64,
     pub(crate) lost: u64,
+    pub(crate) resyncs: u64,
 }
 
 impl DaemonInfo {
@@ -114,6 +126,7 @@ impl DaemonInfo {
             conns: s.conns.load(Relaxed),
             refused: s.refused.load(Relaxed),
             lost: s.lost.load(Relaxed),
+            resyncs: s.resyncs.load(Relaxed),
         }
     }
 }
@@ -170,21 +183,38 @@ impl SyncDaemons {
             Role::Master => c"rvs-sync-master",
             Role::Backup => c"rvs-sync-backup",
         };
+        let resync = this.setting(Setting::SyncResync) != 0;
         match cfg.role {
             Role::Master => {
                 if !cfg.group_v6 && dev.addr4.is_none() {
                     return Err(StartError::NoAddress);
                 }
-                let sock =
+                let main =
                     McastSocket::sender(net, &group, &dev, cfg.ttl).map_err(StartError::Kernel)?;
-                let m = Master::new(cfg, sock).map_err(StartError::Kernel)?;
+                // Requests come to the group's own port.
+                let resync = match resync {
+                    true => {
+                        Some(McastSocket::receiver(net, &group, &dev).map_err(StartError::Kernel)?)
+                    }
+                    false => None,
+                };
+                let m = Master::new(cfg, Sockets { main, resync }).map_err(StartError::Kernel)?;
                 d.master
                     .replace(Some(m), &mut w)
                     .map_err(StartError::Kernel)?;
             }
             Role::Backup => {
-                let sock = McastSocket::receiver(net, &group, &dev).map_err(StartError::Kernel)?;
-                let b = Backup::new(cfg, sock).map_err(StartError::Kernel)?;
+                let main = McastSocket::receiver(net, &group, &dev).map_err(StartError::Kernel)?;
+                // An IPv4 interface without an address cannot send a
+                // request: the backup then waits for records as IPVS's.
+                let resync = match resync && (cfg.group_v6 || dev.addr4.is_some()) {
+                    true => Some(
+                        McastSocket::sender(net, &group, &dev, cfg.ttl)
+                            .map_err(StartError::Kernel)?,
+                    ),
+                    false => None,
+                };
+                let b = Backup::new(cfg, Sockets { main, resync }).map_err(StartError::Kernel)?;
                 d.backup
                     .replace(Some(b), &mut w)
                     .map_err(StartError::Kernel)?;
@@ -269,7 +299,7 @@ pub(crate) fn run_thread(this: &Pernet<NetState>, id: usize) {
             this.sync.master.get(&g).cloned()
         };
         if let Some(m) = m {
-            m.run();
+            m.run(this);
         }
     } else if id == Role::Backup.index() {
         let b = {

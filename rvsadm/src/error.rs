@@ -43,8 +43,8 @@ pub enum Op {
 }
 
 impl Op {
-    pub fn describe(self) -> &'static str {
-        match self {
+    pub fn describe(self) -> String {
+        let what = match self {
             Op::Connect => "talking to the rvs module",
             Op::AddService => "adding service",
             Op::EditService => "editing service",
@@ -64,12 +64,16 @@ impl Op {
             Op::SetOptions => "setting options",
             Op::GetOptions => "getting options",
             Op::ListConnections => "listing connections",
-            Op::StartDaemon(DaemonState::Master, _) => "starting master sync daemon",
-            Op::StartDaemon(DaemonState::Backup, _) => "starting backup sync daemon",
+            // Named with its interface, which the module's messages do
+            // not name.
+            Op::StartDaemon(state, ifn) => {
+                return format!("starting {} sync daemon on {ifn}", state.name())
+            }
             Op::StopDaemon(DaemonState::Master) => "stopping master sync daemon",
             Op::StopDaemon(DaemonState::Backup) => "stopping backup sync daemon",
             Op::ListDaemons => "listing sync daemons",
-        }
+        };
+        what.to_string()
     }
 }
 
@@ -151,60 +155,74 @@ pub fn errno_text(errno: i32) -> String {
     }
 }
 
-/// ipvsadm's explanation of an errno for an operation (or rvsadm's, in
-/// its words, for the sync daemons), used when the module gave no
-/// extended-ack message.
+const EPERM: i32 = 1;
+const ENOENT: i32 = 2;
+const ESRCH: i32 = 3;
+const EEXIST: i32 = 17;
+const ENODEV: i32 = 19;
+const EINVAL: i32 = 22;
+const EOPNOTSUPP: i32 = 95;
+const EADDRNOTAVAIL: i32 = 99;
+
+/// The explanation of an errno for an operation, used when the module
+/// gave no extended-ack message: rvsadm's for the sync daemons, else
+/// ipvsadm's.
 fn hint(op: Op, errno: i32) -> Option<String> {
-    const EPERM: i32 = 1;
-    const ENOENT: i32 = 2;
-    const ESRCH: i32 = 3;
-    const EEXIST: i32 = 17;
-    const ENODEV: i32 = 19;
-    const EINVAL: i32 = 22;
-    const EOPNOTSUPP: i32 = 95;
-    const EADDRNOTAVAIL: i32 = 99;
-    Some(
-        match (op, errno) {
-            (_, EPERM) => return None, // explained for every operation below
-            (Op::StartDaemon(state, _), EEXIST) => {
-                return Some(format!("a {} sync daemon is already running", state.name()))
-            }
-            (Op::StartDaemon(_, ifn), ENODEV) if ifn.as_str() == DEFAULT_MCAST_IFN => {
-                return Some(format!(
-                    "no such interface {ifn}, the one used without --mcast-interface"
-                ))
-            }
-            (Op::StartDaemon(_, ifn), ENODEV) => return Some(format!("no such interface {ifn}")),
-            (Op::StartDaemon(_, ifn), EADDRNOTAVAIL) => {
-                return Some(format!("interface {ifn} has no address to send from"))
-            }
-            (Op::StopDaemon(state), ESRCH) => {
-                return Some(format!("no {} sync daemon is running", state.name()))
-            }
-            (Op::StartDaemon(..) | Op::StopDaemon(_) | Op::ListDaemons, EOPNOTSUPP) => {
-                "this rvs module has no connection sync daemons"
-            }
-            (Op::AddService, EEXIST) => "Service already exists",
-            (Op::AddService | Op::EditService, ENOENT) => "Scheduler not found",
-            (Op::AddServer, EEXIST) => "Destination already exists",
-            (Op::EditServer | Op::DeleteServer | Op::DrainServer | Op::FlushConns, ENOENT) => {
-                "No such destination"
-            }
-            (
-                Op::AddServer
-                | Op::EditServer
-                | Op::DeleteServer
-                | Op::DrainServer
-                | Op::ListServers
-                | Op::FlushConns,
-                ESRCH,
-            ) => "Service not defined",
-            (_, ESRCH) => "No such service",
-            (_, EINVAL) => "Invalid operation: possibly a module/rvsadm version mismatch",
-            _ => return None,
+    if errno == EPERM {
+        return None; // explained for every operation
+    }
+    daemon_hint(op, errno).or_else(|| ipvsadm_hint(op, errno).map(str::to_string))
+}
+
+/// What a refused `--start-daemon`, `--stop-daemon` or `-L --daemon`
+/// means, naming the daemon and its interface (ipvsadm's "Daemon has
+/// already run" and "No daemon is running" name neither).
+fn daemon_hint(op: Op, errno: i32) -> Option<String> {
+    Some(match (op, errno) {
+        (Op::StartDaemon(state, _), EEXIST) => {
+            format!("a {} sync daemon is already running", state.name())
         }
-        .to_string(),
-    )
+        (Op::StartDaemon(_, ifn), ENODEV) if ifn.as_str() == DEFAULT_MCAST_IFN => format!(
+            "no interface {ifn} in this network namespace: without --mcast-interface, \
+             {ifn} is used, as by ipvsadm"
+        ),
+        (Op::StartDaemon(_, ifn), ENODEV) => {
+            format!("no interface {ifn} in this network namespace")
+        }
+        (Op::StartDaemon(_, ifn), EADDRNOTAVAIL) => {
+            format!("interface {ifn} has no address to send from")
+        }
+        (Op::StopDaemon(state), ESRCH) => format!("no {} sync daemon is running", state.name()),
+        (Op::StartDaemon(..) | Op::StopDaemon(_) | Op::ListDaemons, EOPNOTSUPP) => {
+            "this rvs module has no connection sync daemons".to_string()
+        }
+        _ => return None,
+    })
+}
+
+/// ipvsadm's explanation of an errno for an operation (libipvs's
+/// `ipvs_strerror`).
+fn ipvsadm_hint(op: Op, errno: i32) -> Option<&'static str> {
+    Some(match (op, errno) {
+        (Op::AddService, EEXIST) => "Service already exists",
+        (Op::AddService | Op::EditService, ENOENT) => "Scheduler not found",
+        (Op::AddServer, EEXIST) => "Destination already exists",
+        (Op::EditServer | Op::DeleteServer | Op::DrainServer | Op::FlushConns, ENOENT) => {
+            "No such destination"
+        }
+        (
+            Op::AddServer
+            | Op::EditServer
+            | Op::DeleteServer
+            | Op::DrainServer
+            | Op::ListServers
+            | Op::FlushConns,
+            ESRCH,
+        ) => "Service not defined",
+        (_, ESRCH) => "No such service",
+        (_, EINVAL) => "Invalid operation: possibly a module/rvsadm version mismatch",
+        _ => return None,
+    })
 }
 
 impl fmt::Display for NlError {
@@ -331,42 +349,42 @@ mod tests {
             (
                 master,
                 17,
-                "starting master sync daemon failed: File exists (a master sync daemon is already running)",
+                "starting master sync daemon on bond0 failed: File exists (a master sync daemon is already running)",
             ),
             (
                 backup,
                 17,
-                "starting backup sync daemon failed: File exists (a backup sync daemon is already running)",
+                "starting backup sync daemon on eth0 failed: File exists (a backup sync daemon is already running)",
             ),
             (
                 master,
                 19,
-                "starting master sync daemon failed: No such device (no such interface bond0)",
+                "starting master sync daemon on bond0 failed: No such device (no interface bond0 in this network namespace)",
             ),
             (
                 backup,
                 19,
-                "starting backup sync daemon failed: No such device (no such interface eth0, the one used without --mcast-interface)",
+                "starting backup sync daemon on eth0 failed: No such device (no interface eth0 in this network namespace: without --mcast-interface, eth0 is used, as by ipvsadm)",
             ),
             (
                 master,
                 99,
-                "starting master sync daemon failed: Cannot assign requested address (interface bond0 has no address to send from)",
+                "starting master sync daemon on bond0 failed: Cannot assign requested address (interface bond0 has no address to send from)",
             ),
             (
                 master,
                 22,
-                "starting master sync daemon failed: Invalid argument (Invalid operation: possibly a module/rvsadm version mismatch)",
+                "starting master sync daemon on bond0 failed: Invalid argument (Invalid operation: possibly a module/rvsadm version mismatch)",
             ),
             (
                 master,
                 95,
-                "starting master sync daemon failed: Operation not supported (this rvs module has no connection sync daemons)",
+                "starting master sync daemon on bond0 failed: Operation not supported (this rvs module has no connection sync daemons)",
             ),
             (
                 master,
                 1,
-                "starting master sync daemon failed: Operation not permitted; needs CAP_NET_ADMIN (run as root)",
+                "starting master sync daemon on bond0 failed: Operation not permitted; needs CAP_NET_ADMIN (run as root)",
             ),
             (
                 Op::StopDaemon(DaemonState::Master),
@@ -394,8 +412,8 @@ mod tests {
         }
         // The module's own words win over rvsadm's.
         assert_eq!(
-            kernel(master, 19, Some("no interface bond0 in this namespace")),
-            "starting master sync daemon failed: No such device (no interface bond0 in this namespace)"
+            kernel(master, 19, Some("no such sync interface in this namespace")),
+            "starting master sync daemon on bond0 failed: No such device (no such sync interface in this namespace)"
         );
         assert_eq!(
             kernel(

@@ -1585,15 +1585,15 @@ mod tests {
         let start = ["--start-daemon", "master", "--mcast-interface", "bond0"];
         assert_eq!(
             fail(&start, 17, false),
-            "starting master sync daemon failed: File exists (a master sync daemon is already running)"
+            "starting master sync daemon on bond0 failed: File exists (a master sync daemon is already running)"
         );
         assert_eq!(
             fail(&start, 19, false),
-            "starting master sync daemon failed: No such device (no such interface bond0)"
+            "starting master sync daemon on bond0 failed: No such device (no interface bond0 in this network namespace)"
         );
         assert_eq!(
             fail(&["--start-daemon", "backup"], 19, false),
-            "starting backup sync daemon failed: No such device (no such interface eth0, the one used without --mcast-interface)"
+            "starting backup sync daemon on eth0 failed: No such device (no interface eth0 in this network namespace: without --mcast-interface, eth0 is used, as by ipvsadm)"
         );
         assert_eq!(
             fail(&["--stop-daemon", "master"], 3, false),
@@ -1606,7 +1606,7 @@ mod tests {
         // The module's extended ack, when it sends one, is shown instead.
         assert_eq!(
             fail(&start, 17, true),
-            "starting master sync daemon failed: File exists (Service not found)"
+            "starting master sync daemon on bond0 failed: File exists (Service not found)"
         );
         // In -R they are refused before anything is sent.
         let mut f = Fake::default();

@@ -28,6 +28,7 @@ use super::{should_stop, tick, DaemonStats, Handoff, Sockets};
 use crate::lb::conn::{Conn, ConnEntry};
 use crate::lb::state::NetState;
 use crate::rvs_core::config::FwdMethod;
+use crate::rvs_core::expiry;
 use crate::rvs_core::packet::{IPPROTO_SCTP, IPPROTO_TCP};
 use crate::rvs_core::sync::daemon::DaemonConfig;
 use crate::rvs_core::sync::encode::{self, BuildError, Builder, Progress};
@@ -37,7 +38,7 @@ use crate::sys::kthread;
 use crate::sys::mcast::McastSocket;
 use crate::sys::rcu::{lock_bh, ReadGuard};
 use crate::sys::sched::cond_resched;
-use crate::sys::time::{hz, jiffies};
+use crate::sys::time::{hz, jiffies, secs_to_jiffies};
 use kernel::prelude::*;
 use kernel::sync::{new_spinlock, Arc, SpinLock};
 
@@ -48,6 +49,9 @@ pub(crate) const QUEUE_LEN: usize = 256;
 
 /// Messages a resync sends before pausing a tick.
 const RESYNC_BURST: usize = 32;
+
+/// Least time between two whole tables sent.
+const RESYNC_INTERVAL_SECS: u32 = 5;
 
 /// Buckets a resync reads under one RCU read-side section.
 const RESYNC_BUCKETS: usize = 256;
@@ -316,6 +320,7 @@ impl Master {
             return;
         };
         let mut req = [0u8; resync::REQUEST_LEN + 1];
+        let mut last_resync: Option<u64> = None;
         loop {
             self.send_queued(&socks.main, false, false);
             if let Some(r) = &socks.resync {
@@ -323,7 +328,15 @@ impl Master {
                 while let Ok(len) = r.recv(&mut req) {
                     asked |= resync::is_request_for(req.get(..len).unwrap_or(&[]), self.cfg.syncid);
                 }
-                if asked {
+                // At most one whole table every RESYNC_INTERVAL_SECS: a
+                // forged request on the link cannot make the master send
+                // its table in a loop.
+                let now = jiffies();
+                let quiet = last_resync.is_none_or(|t| {
+                    expiry::expired(t.wrapping_add(secs_to_jiffies(RESYNC_INTERVAL_SECS)), now)
+                });
+                if asked && quiet {
+                    last_resync = Some(now);
                     let n = self.resync(ns, &socks.main);
                     DaemonStats::add(&self.stats.resyncs, 1);
                     pr_info!(

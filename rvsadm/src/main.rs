@@ -1354,7 +1354,7 @@ mod tests {
             for (ty, v) in [(1u16, 5u64), (2, 50), (3, 40), (4, 3000), (5, 250_000_000)] {
                 w.put(ty, &v.to_ne_bytes());
             }
-            w.put(uapi::RVS_STATS_ATTR_PAD, &[0; 4]);
+            w.put(uapi::RVS_STATS_ATTR_PAD, &[0; 5]);
             for (ty, v) in [(6u16, 1u64), (7, 12), (8, 10), (9, 900), (10, 800)] {
                 w.put(ty, &v.to_ne_bytes());
             }
@@ -1413,7 +1413,7 @@ mod tests {
 
     /// A GET_DAEMON dump message as the module lays one out (IPVS's
     /// fields, then rvs's counters after a PAD).
-    fn daemon_reply(state: u32, ifn: &str, syncid: u32, counters: [u64; 4]) -> Vec<u8> {
+    fn daemon_reply(state: u32, ifn: &str, syncid: u32, counters: [u64; 5]) -> Vec<u8> {
         let mut w = AttrWriter::new();
         w.nest(uapi::RVS_CMD_ATTR_DAEMON, |d| {
             d.put_u32(uapi::RVS_DAEMON_ATTR_STATE, state)
@@ -1429,6 +1429,7 @@ mod tests {
                 uapi::RVS_DAEMON_ATTR_CONNS,
                 uapi::RVS_DAEMON_ATTR_REFUSED,
                 uapi::RVS_DAEMON_ATTR_LOST,
+                uapi::RVS_DAEMON_ATTR_RESYNCS,
             ]
             .into_iter()
             .zip(counters)
@@ -1518,8 +1519,8 @@ mod tests {
         // of ipvsadm's list_daemon, the counters only in the JSON.
         let mut f = Fake {
             daemons: vec![
-                daemon_reply(uapi::RVS_DAEMON_MASTER, "eth1", 7, [120, 3400, 0, 2]),
-                daemon_reply(uapi::RVS_DAEMON_BACKUP, "eth2", 0, [5, 50, 1, 0]),
+                daemon_reply(uapi::RVS_DAEMON_MASTER, "eth1", 7, [120, 3400, 0, 2, 1]),
+                daemon_reply(uapi::RVS_DAEMON_BACKUP, "eth2", 0, [5, 50, 1, 0, 3]),
             ],
             ..Fake::default()
         };
@@ -1534,9 +1535,9 @@ mod tests {
             concat!(
                 r#"{"daemons":[{"state":"master","mcast_interface":"eth1","syncid":7,"sync_maxlen":1472,"#,
                 r#""mcast_group":"224.0.0.81","mcast_port":8848,"mcast_ttl":1,"msgs":120,"conns":3400,"#,
-                r#""refused":0,"lost":2},{"state":"backup","mcast_interface":"eth2","syncid":0,"#,
+                r#""refused":0,"lost":2,"resyncs":1},{"state":"backup","mcast_interface":"eth2","syncid":0,"#,
                 r#""sync_maxlen":1472,"mcast_group":"224.0.0.81","mcast_port":8848,"mcast_ttl":1,"#,
-                r#""msgs":5,"conns":50,"refused":1,"lost":0}]}"#,
+                r#""msgs":5,"conns":50,"refused":1,"lost":0,"resyncs":3}]}"#,
                 "\n"
             )
         );
@@ -1549,7 +1550,7 @@ mod tests {
         );
         // A reply rvsadm cannot read.
         let mut f = Fake {
-            daemons: vec![daemon_reply(3, "eth1", 7, [0; 4])],
+            daemons: vec![daemon_reply(3, "eth1", 7, [0; 5])],
             ..Fake::default()
         };
         let e = run_on(&mut f, &command(&["-L", "--daemon"])).unwrap_err();
@@ -1563,7 +1564,7 @@ mod tests {
         );
         // -S lists no daemon (ipvsadm's -S neither).
         let mut f = Fake {
-            daemons: vec![daemon_reply(uapi::RVS_DAEMON_MASTER, "eth1", 7, [0; 4])],
+            daemons: vec![daemon_reply(uapi::RVS_DAEMON_MASTER, "eth1", 7, [0; 5])],
             ..Fake::default()
         };
         assert_eq!(run_on(&mut f, &command(&["-S"])).unwrap(), "");

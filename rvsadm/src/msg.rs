@@ -317,6 +317,7 @@ pub fn parse_daemon(buf: &[u8]) -> Result<Daemon, ParseError> {
         conns: None,
         refused: None,
         lost: None,
+        resyncs: None,
     };
     for a in Attrs::new(buf) {
         let (ty, p) = a?;
@@ -355,6 +356,7 @@ pub fn parse_daemon(buf: &[u8]) -> Result<Daemon, ParseError> {
             uapi::RVS_DAEMON_ATTR_CONNS => d.conns = Some(get_u64(p, "daemon CONNS")?),
             uapi::RVS_DAEMON_ATTR_REFUSED => d.refused = Some(get_u64(p, "daemon REFUSED")?),
             uapi::RVS_DAEMON_ATTR_LOST => d.lost = Some(get_u64(p, "daemon LOST")?),
+            uapi::RVS_DAEMON_ATTR_RESYNCS => d.resyncs = Some(get_u64(p, "daemon RESYNCS")?),
             // RVS_DAEMON_ATTR_PAD and anything newer.
             _ => {}
         }
@@ -1731,6 +1733,7 @@ mod tests {
                 conns: Some(340),
                 refused: Some(0),
                 lost: Some(5),
+                resyncs: None,
             }
         );
         // The least a reply may hold (an IPVS of before 4.4): state,

@@ -539,10 +539,12 @@ struct JsonDaemon {
     refused: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     lost: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resyncs: Option<u64>,
 }
 
 /// `-L --daemon --json`: `{"daemons":[{"state":"master",...}]}`, with
-/// rvs's counters (msgs, conns, refused, lost) where the module reports
+/// rvs's counters (msgs, conns, refused, lost, resyncs) where the module reports
 /// them; `{"daemons":[]}` when none runs.
 pub fn format_daemons_json(daemons: &[Daemon]) -> String {
     let v = JsonDaemons {
@@ -560,6 +562,7 @@ pub fn format_daemons_json(daemons: &[Daemon]) -> String {
                 conns: d.conns,
                 refused: d.refused,
                 lost: d.lost,
+                resyncs: d.resyncs,
             })
             .collect(),
     };
@@ -1807,6 +1810,7 @@ TCP  10.0.0.1:80                         1       12       10      900  250000K\n
             conns: None,
             refused: None,
             lost: None,
+            resyncs: None,
         }
     }
 
@@ -1823,6 +1827,7 @@ TCP  10.0.0.1:80                         1       12       10      900  250000K\n
             conns: Some(340),
             refused: Some(0),
             lost: Some(5),
+            resyncs: Some(1),
             ..daemon(DaemonState::Master, "eth0", 1)
         };
         let backup = Daemon {
@@ -1862,7 +1867,7 @@ TCP  10.0.0.1:80                         1       12       10      900  250000K\n
             concat!(
                 r#"{"daemons":[{"state":"master","mcast_interface":"eth0","syncid":1,"#,
                 r#""sync_maxlen":1472,"mcast_group":"224.0.0.81","mcast_port":8848,"mcast_ttl":1,"#,
-                r#""msgs":12,"conns":340,"refused":0,"lost":5},"#,
+                r#""msgs":12,"conns":340,"refused":0,"lost":5,"resyncs":1},"#,
                 r#"{"state":"backup","mcast_interface":"bond0.12","syncid":0,"sync_maxlen":8952,"#,
                 r#""mcast_group":"ff02::1:81","mcast_port":9000,"mcast_ttl":255},"#,
                 r#"{"state":"backup","mcast_interface":"eth1","syncid":255,"sync_maxlen":null,"#,

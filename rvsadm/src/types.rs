@@ -670,6 +670,9 @@ pub struct Daemon {
     pub refused: Option<u64>,
     /// Records not sent (rvs addition).
     pub lost: Option<u64>,
+    /// Whole tables sent (master) or asked for (backup) (rvs addition:
+    /// full resynchronisation, `--set-option sync_resync`).
+    pub resyncs: Option<u64>,
 }
 
 #[cfg(test)]

@@ -295,7 +295,7 @@ pub fn flush_due(firstuse: u64, now: u64, hz: u64) -> bool {
 }
 
 /// The message size limit a daemon uses (`start_sync_thread`): the
-/// requested `--syncmaxlen` clamped to 1..=65535 less the IP and UDP
+/// requested `--sync-maxlen` clamped to 1..=65535 less the IP and UDP
 /// headers for a master and to 1024..=that for a backup; if none was
 /// requested, 1500 less the headers for a master (not the interface's
 /// MTU) and the interface's MTU, clamped to 1500..=65535, less the headers

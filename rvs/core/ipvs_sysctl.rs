@@ -8,8 +8,8 @@
 //! ignores it: a refused write fails (EOPNOTSUPP, and the module says why
 //! in the kernel log), so a tool that sets a knob rvs lacks finds out.
 //!
-//! Absent: `sync_threshold` (two numbers; rvs's master sends at IPVS's
-//! default, 3 and 50), `sync_qlen_max` (rvs's queue is a fixed 256
+//! Absent: `sync_threshold` (two numbers: rvs's settings `sync_threshold`
+//! and `sync_period`), `sync_qlen_max` (rvs's queue is a fixed 256
 //! messages) and `est_cpulist` (a CPU list).
 //! `debug_level` exists in IPVS only with CONFIG_IP_VS_DEBUG.
 //!

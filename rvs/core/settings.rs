@@ -71,10 +71,17 @@ pub enum Setting {
     /// table when it starts, and a master answers such requests (1); 0
     /// keeps to IPVS's protocol alone (see `sync::resync`).
     SyncResync = 12,
+    /// `sync_threshold`: a sync master sends a connection when its count
+    /// of client packets, modulo `sync_period`, equals this (IPVS's
+    /// `sync_threshold` sysctl, first number; default 3).
+    SyncThreshold = 13,
+    /// `sync_period`: see `SyncThreshold` (IPVS's second number; default
+    /// 50; 0 sends only at the threshold itself).
+    SyncPeriod = 14,
 }
 
 /// Number of settings (rows of [`SETTINGS`]).
-pub const COUNT: usize = 13;
+pub const COUNT: usize = 15;
 
 /// One row of the settings table.
 #[derive(Debug)]
@@ -245,6 +252,28 @@ pub static SETTINGS: [SettingSpec; COUNT] = [
         help: "sync daemons exchange whole tables when a backup starts",
         names: &[],
     },
+    SettingSpec {
+        setting: Setting::SyncThreshold,
+        name: "sync_threshold",
+        attr: uapi::RVS_CMD_ATTR_SYNC_THRESHOLD,
+        min: 0,
+        max: 255,
+        default: 3,
+        range_msg: c"sync_threshold must be 0 to 255",
+        help: "a sync master sends a connection at this packet count (modulo sync_period)",
+        names: &[],
+    },
+    SettingSpec {
+        setting: Setting::SyncPeriod,
+        name: "sync_period",
+        attr: uapi::RVS_CMD_ATTR_SYNC_PERIOD,
+        min: 0,
+        max: 250,
+        default: 50,
+        range_msg: c"sync_period must be 0 to 250",
+        help: "packets between two sends of a connection by a sync master (0: once)",
+        names: &[],
+    },
 ];
 
 impl Setting {
@@ -359,7 +388,7 @@ mod tests {
         assert_eq!(e.msg, c"expire_nodest_conn must be 0 or 1");
         assert_eq!(
             defaults(),
-            [0, 0, 1 << 20, 0, 0, 0, 1, 0, 0, 0, 1024, 65535, 1]
+            [0, 0, 1 << 20, 0, 0, 0, 1, 0, 0, 0, 1024, 65535, 1, 3, 50]
         );
         let guard = Setting::VipGuard.spec();
         assert_eq!(parse_value(guard, "reject"), Some(2));

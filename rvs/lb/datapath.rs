@@ -236,7 +236,7 @@ fn request(
     );
     // A sync master sends the connection if IPVS would (lb::sync::master).
     if let (Some(m), false) = (ns.sync.master.get(g), one_packet) {
-        m.conn_seen(conn, before, skb.fwmark(), g);
+        m.conn_seen(ns, conn, before, skb.fwmark(), g);
     }
     if let Some(s) = pkt.seq {
         conn.note_seq(dir, s);
@@ -722,7 +722,7 @@ fn seen_reply(
     // fwmark is not known here; the backup finds the service by address.
     if let Some(m) = ns.sync.master.get(g) {
         if conn.sync_state() != before {
-            m.conn_seen(conn, before, 0, g);
+            m.conn_seen(ns, conn, before, 0, g);
         }
     }
     if let Some(s) = pkt.seq {

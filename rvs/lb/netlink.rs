@@ -21,6 +21,7 @@ use crate::lb::sync::{DaemonInfo, StartError, SyncDaemons};
 use crate::rvs_core::config::{AddrFamily, ConfigError};
 use crate::rvs_core::svcattr::{self, ServiceKey};
 use crate::rvs_core::sync::daemon::{self, Role};
+use crate::rvs_core::sync::policy;
 use crate::rvs_core::uapi::*;
 use crate::rvs_core::{fullnat, nlattr, settings};
 use crate::sys::error::{eaddrnotavail, eopnotsupp};
@@ -431,6 +432,16 @@ fn set_config(req: &Request<'_>) -> Result {
             .flatten()
             .unwrap_or_else(|| ns.setting(s))
     };
+    let (threshold, period) = (
+        port(settings::Setting::SyncThreshold),
+        port(settings::Setting::SyncPeriod),
+    );
+    if !policy::valid_threshold(threshold as i32, period as i32) {
+        return Err(req.fail(
+            EINVAL,
+            c"sync_threshold must be below sync_period (unless sync_period is 0)",
+        ));
+    }
     if port(settings::Setting::FullnatPortMin) > port(settings::Setting::FullnatPortMax) {
         return Err(req.fail(EINVAL, c"fullnat_port_min must not exceed fullnat_port_max"));
     }

@@ -111,6 +111,8 @@ enum rvs_attr {
 	RVS_CMD_ATTR_FULLNAT_PORT_MIN,	/* 18: lowest FullNAT local port, 1..65535 */
 	RVS_CMD_ATTR_FULLNAT_PORT_MAX,	/* 19: highest FullNAT local port, 1..65535 */
 	RVS_CMD_ATTR_SYNC_RESYNC,	/* 20: 0/1, whole-table resync of sync daemons */
+	RVS_CMD_ATTR_SYNC_THRESHOLD,	/* 21: 0..255, IPVS's sync_threshold[0] */
+	RVS_CMD_ATTR_SYNC_PERIOD,	/* 22: 0..250, IPVS's sync_threshold[1] */
 	__RVS_CMD_ATTR_MAX,
 };
 #define RVS_CMD_ATTR_MAX (__RVS_CMD_ATTR_MAX - 1)

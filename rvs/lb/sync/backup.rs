@@ -26,7 +26,7 @@ use crate::rvs_core::packet::IPPROTO_TCP;
 use crate::rvs_core::proto::TcpState;
 use crate::rvs_core::sync::daemon::DaemonConfig;
 use crate::rvs_core::sync::decode::Message;
-use crate::rvs_core::sync::policy::{self, Existing, SyncSettings};
+use crate::rvs_core::sync::policy::{self, Existing};
 use crate::rvs_core::sync::resync;
 use crate::rvs_core::sync::Record;
 use crate::sys::pernet::Pernet;
@@ -46,7 +46,6 @@ const RESYNC_TRIES: u32 = 3;
 pub(crate) struct Backup {
     pub(crate) cfg: DaemonConfig,
     pub(crate) stats: DaemonStats,
-    settings: SyncSettings,
     #[pin]
     pub(super) handoff: Handoff,
 }
@@ -57,7 +56,6 @@ impl Backup {
             pin_init!(Backup {
                 cfg,
                 stats: DaemonStats::default(),
-                settings: SyncSettings::default(),
                 handoff <- Handoff::new(socks),
             }),
             GFP_KERNEL,
@@ -176,7 +174,8 @@ impl Backup {
             .flatten()
             .map(|s| ns.timeouts.get(g).timeout_for(s));
         let timeout = policy::backup_timeout(rec.timeout, template, state_timeout);
-        let in_pkts = u8::try_from(policy::backup_in_pkts(&self.settings)).unwrap_or(u8::MAX);
+        let in_pkts =
+            u8::try_from(policy::backup_in_pkts(&super::master::settings(ns))).unwrap_or(u8::MAX);
         if let Some(c) = existing {
             let same = c.tuple.daddr == rec.daddr && c.tuple.dport == rec.dport;
             match policy::on_existing(flags, same) {

@@ -30,6 +30,7 @@ use crate::lb::state::NetState;
 use crate::rvs_core::config::FwdMethod;
 use crate::rvs_core::expiry;
 use crate::rvs_core::packet::{IPPROTO_SCTP, IPPROTO_TCP};
+use crate::rvs_core::settings::Setting;
 use crate::rvs_core::sync::daemon::DaemonConfig;
 use crate::rvs_core::sync::encode::{self, BuildError, Builder, Progress};
 use crate::rvs_core::sync::policy::{self, SyncConn, SyncNeed, SyncSettings};
@@ -114,7 +115,6 @@ impl Bufs {
 pub(crate) struct Master {
     pub(crate) cfg: DaemonConfig,
     pub(crate) stats: DaemonStats,
-    settings: SyncSettings,
     #[pin]
     bufs: SpinLock<Bufs>,
     #[pin]
@@ -137,7 +137,6 @@ impl Master {
             pin_init!(Master {
                 cfg,
                 stats: DaemonStats::default(),
-                settings: SyncSettings::default(),
                 bufs <- new_spinlock!(bufs, "rvs_sync_bufs"),
                 handoff <- Handoff::new(socks),
             }),
@@ -148,11 +147,18 @@ impl Master {
     /// The packet path saw a packet of `conn` (`before`: its IPVS state
     /// number before the packet; `fwmark`: the packet's mark). Sends it,
     /// and the template that controls it, if IPVS would.
-    pub(crate) fn conn_seen(&self, conn: &ConnEntry, before: u16, fwmark: u32, g: &ReadGuard) {
+    pub(crate) fn conn_seen(
+        &self,
+        ns: &NetState,
+        conn: &ConnEntry,
+        before: u16,
+        fwmark: u32,
+        g: &ReadGuard,
+    ) {
         if conn.fwd == FwdMethod::FullNat {
             return;
         }
-        let s = &self.settings;
+        let s = &settings(ns);
         let pkts = policy::in_hook_pkts(false, i32::from(conn.in_pkts()), s);
         let now = jiffies();
         let control = conn.control.get(g);
@@ -351,6 +357,16 @@ impl Master {
             kthread::sleep(tick());
         }
         // The sockets close here, in the thread.
+    }
+}
+
+/// The namespace's send rules (`sync_threshold`, `sync_period`).
+pub(super) fn settings(ns: &NetState) -> SyncSettings {
+    let get = |s: Setting| i32::try_from(ns.setting(s)).unwrap_or(i32::MAX);
+    SyncSettings {
+        threshold: get(Setting::SyncThreshold),
+        period: get(Setting::SyncPeriod),
+        ..SyncSettings::default()
     }
 }
 

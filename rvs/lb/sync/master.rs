@@ -338,9 +338,12 @@ impl Master {
                 // forged request on the link cannot make the master send
                 // its table in a loop.
                 let now = jiffies();
-                let quiet = last_resync.is_none_or(|t| {
-                    expiry::expired(t.wrapping_add(secs_to_jiffies(RESYNC_INTERVAL_SECS)), now)
-                });
+                let quiet = match last_resync {
+                    Some(t) => {
+                        expiry::expired(t.wrapping_add(secs_to_jiffies(RESYNC_INTERVAL_SECS)), now)
+                    }
+                    None => true,
+                };
                 if asked && quiet {
                     last_resync = Some(now);
                     let n = self.resync(ns, &socks.main);

@@ -266,8 +266,15 @@ impl SyncDaemons {
                 b.handoff.take()
             }
         };
-        // Closed here, in process context, if the thread never took it.
+        // Closed here, in process context, if the thread never took them.
         drop(sock);
+        pr_info!(
+            "sync: {} daemon stopped\n",
+            match role {
+                Role::Master => "master",
+                Role::Backup => "backup",
+            }
+        );
         true
     }
 

@@ -173,7 +173,7 @@ fn new_daemon(req: &Request<'_>) -> Result {
         StartError::NoDevice => req.fail(ENODEV, c"no such sync interface in this namespace"),
         StartError::NoAddress => req.fail(
             eaddrnotavail(),
-            c"the sync interface has no IPv4 address for the master to send from",
+            c"no IPv4 address in this namespace for the master to send from",
         ),
         StartError::Kernel(e) => req.fail(e, c"cannot start the sync daemon"),
     })

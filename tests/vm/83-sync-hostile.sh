@@ -368,7 +368,7 @@ refused "$B" "rvsadm: starting master sync daemon on nosuchif failed: No such de
 # without any IPv4 address. A backup needs none.
 newns NE ne
 ip -n "$NE" link add nd0 type dummy && ip -n "$NE" link set nd0 up || fail "dummy nd0 in NE"
-refused "$NE" "rvsadm: starting master sync daemon on nd0 failed: Cannot assign requested address (the sync interface has no IPv4 address for the master to send from)" \
+refused "$NE" "rvsadm: starting master sync daemon on nd0 failed: Cannot assign requested address (no IPv4 address in this namespace for the master to send from)" \
   --start-daemon master --mcast-interface nd0 --syncid $SYNCID
 assert_eq "$(sync_threads)" 1 "3. rvs-sync threads after the refused starts (B's backup)"
 adm_ok "$NE" --start-daemon backup --mcast-interface nd0 --syncid $SYNCID

@@ -25,7 +25,7 @@ use crate::rvs_core::expiry;
 use crate::rvs_core::packet::IPPROTO_TCP;
 use crate::rvs_core::proto::TcpState;
 use crate::rvs_core::sync::daemon::DaemonConfig;
-use crate::rvs_core::sync::decode::Message;
+use crate::rvs_core::sync::decode::{self, Message};
 use crate::rvs_core::sync::policy::{self, Existing};
 use crate::rvs_core::sync::resync;
 use crate::rvs_core::sync::Record;
@@ -73,8 +73,10 @@ impl Backup {
         // most RESYNC_TRIES times.
         let mut asked = 0u32;
         let mut next_ask = jiffies();
-        // One buffer of the daemon's size: a longer datagram arrives cut
-        // and fails the size check, as in IPVS.
+        // One buffer of the daemon's size: a longer datagram arrives cut,
+        // and fails the size check unless its size field names the cut
+        // length (then its records are read as far as it goes), as in
+        // IPVS.
         let Ok(mut buf) = KVec::from_elem(0u8, usize::from(self.cfg.maxlen), GFP_KERNEL) else {
             pr_err!("sync: no memory for the backup's buffer; backup idle\n");
             return;
@@ -133,7 +135,10 @@ impl Backup {
 
     /// Applies one record; `false` if refused.
     fn apply(&self, ns: &NetState, conns: &ConnTable, g: &ReadGuard, rec: &Record<'_>) -> bool {
-        if !policy::valid_flags(rec.flags) {
+        // Flags a backup must not take, and persistence engine data: rvs
+        // has no engines, so such a record is refused, as IPVS refuses it
+        // without the engine loaded.
+        if !policy::valid_flags(rec.flags) || decode::check_pe(rec, |_| false).is_err() {
             return false;
         }
         let template = rec.is_template();

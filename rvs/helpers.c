@@ -890,3 +890,29 @@ void rvs_sock_wait_readable(struct socket *sock, long timeout)
 		!skb_queue_empty_lockless(&sk->sk_receive_queue) ||
 		kthread_should_stop(), timeout);
 }
+
+/* Multicasts a copy of a request (its command and attributes) on group 0
+ * of `family`, to the listeners of the request's namespace. */
+static_assert(RVS_GENL_MCAST_CAP_NET_ADMIN == GENL_MCAST_CAP_NET_ADMIN);
+
+int rvs_genl_echo(const struct genl_family *family, struct genl_info *info)
+{
+	struct net *net = genl_info_net(info);
+	int len = genlmsg_len(info->genlhdr);
+	struct sk_buff *skb;
+	void *hdr;
+
+	if (!genl_has_listeners(family, net, 0))
+		return 0;
+	skb = genlmsg_new(len, GFP_KERNEL);
+	if (!skb)
+		return -ENOMEM;
+	hdr = genlmsg_put(skb, 0, 0, family, 0, info->genlhdr->cmd);
+	if (!hdr) {
+		nlmsg_free(skb);
+		return -EMSGSIZE;
+	}
+	skb_put_data(skb, genlmsg_data(info->genlhdr), len);
+	genlmsg_end(skb, hdr);
+	return genlmsg_multicast_netns(family, net, skb, 0, 0, GFP_KERNEL);
+}

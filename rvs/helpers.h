@@ -49,6 +49,9 @@ void rvs_consume_skb(struct sk_buff *skb);
 struct sk_buff *rvs_skb_build(const void *data, unsigned int len, bool v6,
 			      unsigned int l4_off);
 const struct genl_family *rvs_genl_dump_family(struct netlink_callback *cb);
+int rvs_genl_echo(const struct genl_family *family, struct genl_info *info);
+/* BIT() is not a constant bindgen can read. */
+enum { RVS_GENL_MCAST_CAP_NET_ADMIN = 1 };
 u8 rvs_genl_dump_cmd(struct netlink_callback *cb);
 
 /* RCU, bottom halves, time, work */

@@ -16,6 +16,8 @@
 pub const RVS_GENL_NAME: &str = "RVS";
 /// The family name also answered with `ipvs_compat=1`: IPVS's.
 pub const RVS_IPVS_GENL_NAME: &str = "IPVS";
+/// The RVS family's multicast group of configuration changes.
+pub const RVS_GENL_MCGRP_EVENTS: &str = "events";
 
 macro_rules! uapi_consts {
     ($( $(#[$m:meta])* $name:ident : $ty:ty = $val:expr; )*) => {

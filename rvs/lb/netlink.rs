@@ -26,7 +26,8 @@ use crate::rvs_core::uapi::*;
 use crate::rvs_core::{fullnat, nlattr, settings};
 use crate::sys::error::{eaddrnotavail, eopnotsupp};
 use crate::sys::genl::{
-    Attr, Dump, FamilySpec, Handler, Msg, OpSpec, Request, NLA_NESTED, NLA_U32, NLA_UNSPEC,
+    Attr, Dump, EventGroup, FamilySpec, Handler, Msg, OpSpec, Request, NLA_NESTED, NLA_U32,
+    NLA_UNSPEC,
 };
 use crate::sys::netns::Net;
 use crate::sys::pernet::{Pernet, PernetState};
@@ -91,7 +92,13 @@ pub(crate) static FAMILY: FamilySpec = FamilySpec {
     policy: &POLICY,
     ops: &OPS,
     liberal_below: 0,
+    events: Some((c"events", &EVENTS)),
 };
+
+/// The RVS family's group of configuration changes
+/// (`RVS_GENL_MCGRP_EVENTS`, `rvsadm --monitor`): each configuration
+/// command that succeeds, in either family, is announced there.
+static EVENTS: EventGroup = EventGroup::new();
 
 /// The same commands under IPVS's name (module parameter `ipvs_compat`),
 /// for IPVS's own clients: ipvsadm, keepalived, moby/ipvs, pyroute2.
@@ -101,6 +108,8 @@ pub(crate) static FAMILY: FamilySpec = FamilySpec {
 pub(crate) static IPVS_FAMILY: FamilySpec = FamilySpec {
     name: RVS_IPVS_GENL_NAME,
     liberal_below: RVS_CMD_FLUSH + 1,
+    // IPVS has no group; its clients' changes go to RVS's.
+    events: None,
     ..FAMILY
 };
 
@@ -130,32 +139,59 @@ fn required<'a>(req: &Request<'a>, kind: u16, msg: &'static CStr) -> Result<Attr
 
 impl Handler for RvsNetlink {
     fn doit(cmd: u8, req: &Request<'_>) -> Result {
-        match cmd {
-            RVS_CMD_NEW_SERVICE | RVS_CMD_SET_SERVICE | RVS_CMD_DEL_SERVICE => {
-                service_cmd(cmd, req)
-            }
-            RVS_CMD_GET_SERVICE => get_service(req),
-            RVS_CMD_NEW_DEST | RVS_CMD_SET_DEST | RVS_CMD_DEL_DEST => dest_cmd(cmd, req),
-            RVS_CMD_GET_INFO => get_info(req),
-            RVS_CMD_FLUSH => flush(req),
-            RVS_CMD_SET_CONFIG => set_config(req),
-            RVS_CMD_GET_CONFIG => get_config(req),
-            RVS_CMD_ZERO => zero(req),
-            RVS_CMD_FLUSH_CONNS => flush_conns(req),
-            RVS_CMD_NEW_DAEMON => new_daemon(req),
-            RVS_CMD_DEL_DAEMON => del_daemon(req),
-            _ => Err(req.fail(eopnotsupp(), c"command not supported")),
+        let res = do_cmd(cmd, req);
+        let changes = matches!(
+            cmd,
+            RVS_CMD_NEW_SERVICE
+                | RVS_CMD_SET_SERVICE
+                | RVS_CMD_DEL_SERVICE
+                | RVS_CMD_NEW_DEST
+                | RVS_CMD_SET_DEST
+                | RVS_CMD_DEL_DEST
+                | RVS_CMD_NEW_DAEMON
+                | RVS_CMD_DEL_DAEMON
+                | RVS_CMD_SET_CONFIG
+                | RVS_CMD_ZERO
+                | RVS_CMD_FLUSH
+                | RVS_CMD_FLUSH_CONNS
+        );
+        if res.is_ok() && changes {
+            EVENTS.echo(req);
         }
+        res
     }
 
     fn dumpit(cmd: u8, dump: &mut Dump<'_>) -> Result {
-        match cmd {
-            RVS_CMD_GET_SERVICE => dump_services(dump),
-            RVS_CMD_GET_DEST => dump_dests(dump),
-            RVS_CMD_GET_CONN => dump_conns(dump),
-            RVS_CMD_GET_DAEMON => dump_daemons(dump),
-            _ => Err(dump.fail(eopnotsupp(), c"command cannot be dumped")),
-        }
+        dump_cmd(cmd, dump)
+    }
+}
+
+/// Runs a doit command.
+fn do_cmd(cmd: u8, req: &Request<'_>) -> Result {
+    match cmd {
+        RVS_CMD_NEW_SERVICE | RVS_CMD_SET_SERVICE | RVS_CMD_DEL_SERVICE => service_cmd(cmd, req),
+        RVS_CMD_GET_SERVICE => get_service(req),
+        RVS_CMD_NEW_DEST | RVS_CMD_SET_DEST | RVS_CMD_DEL_DEST => dest_cmd(cmd, req),
+        RVS_CMD_GET_INFO => get_info(req),
+        RVS_CMD_FLUSH => flush(req),
+        RVS_CMD_SET_CONFIG => set_config(req),
+        RVS_CMD_GET_CONFIG => get_config(req),
+        RVS_CMD_ZERO => zero(req),
+        RVS_CMD_FLUSH_CONNS => flush_conns(req),
+        RVS_CMD_NEW_DAEMON => new_daemon(req),
+        RVS_CMD_DEL_DAEMON => del_daemon(req),
+        _ => Err(req.fail(eopnotsupp(), c"command not supported")),
+    }
+}
+
+/// Runs a dump command.
+fn dump_cmd(cmd: u8, dump: &mut Dump<'_>) -> Result {
+    match cmd {
+        RVS_CMD_GET_SERVICE => dump_services(dump),
+        RVS_CMD_GET_DEST => dump_dests(dump),
+        RVS_CMD_GET_CONN => dump_conns(dump),
+        RVS_CMD_GET_DAEMON => dump_daemons(dump),
+        _ => Err(dump.fail(eopnotsupp(), c"command cannot be dumped")),
     }
 }
 

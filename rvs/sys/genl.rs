@@ -22,6 +22,7 @@ use super::ffi;
 use super::netns::Net;
 use core::ffi::{c_int, CStr};
 use core::marker::PhantomData;
+use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::prelude::*;
 use kernel::types::Opaque;
 
@@ -86,6 +87,49 @@ pub(crate) struct FamilySpec {
     /// nested attributes accepted without `NLA_F_NESTED`, trailing bytes
     /// allowed. 0: every command is validated strictly.
     pub(crate) liberal_below: u8,
+    /// The family's multicast group (its name, and the slot through which
+    /// handlers of any family reach it), if it has one. Subscribing needs
+    /// CAP_NET_ADMIN in the namespace's user namespace.
+    pub(crate) events: Option<(&'static CStr, &'static EventGroup)>,
+}
+
+/// A family's multicast group, reachable from the handlers of any family
+/// (a change made through "IPVS" is announced on "RVS"'s group).
+///
+/// # Invariants
+///
+/// `family` is null or points to a registered family whose group 0 this
+/// is; it is cleared before that family is unregistered, and
+/// unregistering waits for every running genl handler (`cb_lock`), so a
+/// handler that loaded the pointer is done with it before the family's
+/// storage is freed.
+pub(crate) struct EventGroup {
+    family: AtomicPtr<ffi::genl_family>,
+}
+
+impl EventGroup {
+    /// A group not registered yet.
+    pub(crate) const fn new() -> Self {
+        // INVARIANT: null.
+        Self {
+            family: AtomicPtr::new(core::ptr::null_mut()),
+        }
+    }
+
+    /// Announces `req` on the group: a message with its command and an
+    /// exact copy of its attributes, to the listeners of its namespace.
+    /// Costs one check when nobody listens. A listener that cannot keep
+    /// up loses messages (netlink's ENOBUFS on its socket).
+    pub(crate) fn echo(&self, req: &Request<'_>) {
+        let fam = self.family.load(Ordering::Acquire);
+        if fam.is_null() {
+            return;
+        }
+        // SAFETY: `fam` is registered and stays so while this genl handler
+        // runs (invariant); `info` is the handler's request (Request's
+        // invariant). The helper only reads them.
+        let _ = unsafe { ffi::rvs_genl_echo(fam, req.info) };
+    }
 }
 
 /// Policy type: any payload (`NLA_UNSPEC`).
@@ -105,6 +149,7 @@ struct FamilyStorage {
     family: ffi::genl_family,
     ops: [ffi::genl_small_ops; MAX_OPS],
     policy: [ffi::nla_policy; MAX_ATTRS],
+    mcgrps: [ffi::genl_multicast_group; 1],
 }
 
 /// A registered generic netlink family; unregistered on drop.
@@ -116,6 +161,8 @@ struct FamilyStorage {
 /// `Drop`; its ops call `H`'s trampolines.
 pub(crate) struct Family<H: Handler> {
     storage: Pin<KBox<FamilyStorage>>,
+    /// The slot this family's group is published in, cleared first on drop.
+    events: Option<&'static EventGroup>,
     _handler: PhantomData<H>,
 }
 
@@ -140,6 +187,7 @@ impl<H: Handler> Family<H> {
                 family: ffi::genl_family::default(),
                 ops: [ffi::genl_small_ops::default(); MAX_OPS],
                 policy: [ffi::nla_policy::default(); MAX_ATTRS],
+                mcgrps: [ffi::genl_multicast_group::default(); 1],
             },
             GFP_KERNEL,
         )?;
@@ -173,6 +221,20 @@ impl<H: Handler> Family<H> {
         // trailing bytes are rejected by the netlink core.
         f.resv_start_op = spec.liberal_below;
         f.module = module.as_ptr().cast();
+        if let Some((name, _)) = spec.events {
+            let [g] = &mut storage.mcgrps;
+            let bytes = name.to_bytes();
+            if bytes.len() >= g.name.len() {
+                return Err(EINVAL);
+            }
+            for (dst, src) in g.name.iter_mut().zip(bytes) {
+                *dst = *src as core::ffi::c_char;
+            }
+            g.flags = ffi::RVS_GENL_MCAST_CAP_NET_ADMIN as u8;
+            let mcgrps = storage.mcgrps.as_ptr();
+            storage.family.mcgrps = mcgrps;
+            storage.family.n_mcgrps = 1;
+        }
         let policy = storage.policy.as_ptr();
         let ops = storage.ops.as_ptr();
         storage.family.policy = policy;
@@ -184,9 +246,17 @@ impl<H: Handler> Family<H> {
         if ret != 0 {
             return Err(Error::from_errno(ret));
         }
+        if let Some((_, group)) = spec.events {
+            // INVARIANT (EventGroup): registered, with the group as its 0.
+            group.family.store(
+                (&storage.family as *const ffi::genl_family).cast_mut(),
+                Ordering::Release,
+            );
+        }
         // INVARIANT: registered just above, with `H`'s trampolines.
         Ok(Self {
             storage,
+            events: spec.events.map(|(_, g)| g),
             _handler: PhantomData,
         })
     }
@@ -194,6 +264,11 @@ impl<H: Handler> Family<H> {
 
 impl<H: Handler> Drop for Family<H> {
     fn drop(&mut self) {
+        if let Some(g) = self.events {
+            // INVARIANT (EventGroup): cleared before unregistering, which
+            // waits for the handlers that may have loaded it.
+            g.family.store(core::ptr::null_mut(), Ordering::Release);
+        }
         // SAFETY: registered in `register` (invariant); this waits for
         // running handlers and dumps (the netlink core holds the family's
         // locks), so the storage is unused once it returns.

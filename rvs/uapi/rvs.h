@@ -20,6 +20,10 @@
  * answered under IPVS's family name (same version), for IPVS's clients.
  */
 #define RVS_IPVS_GENL_NAME	"IPVS"
+/* The RVS family's multicast group: after each configuration command
+ * that succeeds (in either family), a message with the request's command
+ * and a copy of its attributes. Joining it needs CAP_NET_ADMIN. */
+#define RVS_GENL_MCGRP_EVENTS	"events"
 
 /* Version reported by GET_INFO: 1.2.1, like IPVS. */
 #define RVS_VERSION_CODE	0x010201

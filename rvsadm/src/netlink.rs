@@ -4,6 +4,9 @@
 //! NETLINK_EXT_ACK option); the message framing is done here, byte by byte,
 //! so that requests are exactly what `msg` builds and extended-ack error
 //! messages are read whatever flags the kernel sets (NLM_F_CAPPED or not).
+//!
+//! [`Client::monitor`] turns a connection into a listener of one of the
+//! family's multicast groups (`--monitor`, the "events" group).
 
 use std::io;
 use std::os::fd::AsRawFd;
@@ -33,15 +36,27 @@ pub const NLMSG_OVERRUN: u16 = 4;
 pub const NLMSGERR_ATTR_MSG: u16 = 1;
 
 const GENL_ID_CTRL: u16 = 0x10;
+const CTRL_CMD_DELFAMILY: u8 = 2;
 const CTRL_CMD_GETFAMILY: u8 = 3;
 const CTRL_ATTR_FAMILY_ID: u16 = 1;
 const CTRL_ATTR_FAMILY_NAME: u16 = 2;
+const CTRL_ATTR_MCAST_GROUPS: u16 = 7;
+const CTRL_ATTR_MCAST_GRP_NAME: u16 = 1;
+const CTRL_ATTR_MCAST_GRP_ID: u16 = 2;
 const CTRL_VERSION: u8 = 1;
+/// nlctrl's own family name, and its group announcing families
+/// registered and unregistered.
+const CTRL_NAME: &str = "nlctrl";
+const CTRL_MCGRP_NOTIFY: &str = "notify";
 
 const NLMSG_HDRLEN: usize = 16;
 const GENL_HDRLEN: usize = 4;
 const RECV_BUF: usize = 64 * 1024;
 const RECV_TIMEOUT_SECS: libc::time_t = 10;
+/// The receive buffer a monitor asks for (the kernel caps it at
+/// net.core.rmem_max): room for bursts of events, such as `-R` of a
+/// large table, before any is lost.
+const MONITOR_RCVBUF: usize = 4 << 20;
 
 fn align4(n: usize) -> usize {
     (n + 3) & !3
@@ -72,9 +87,11 @@ pub fn encode_request(
 /// One message received from the kernel.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Incoming {
-    /// A generic netlink message: command and attribute bytes.
+    /// A generic netlink message: its family (the netlink message type),
+    /// command and attribute bytes.
     Data {
         seq: u32,
+        family: u16,
         cmd: u8,
         attrs: Vec<u8>,
     },
@@ -122,6 +139,30 @@ fn ext_ack_message(tlvs: &[u8]) -> Result<Option<String>, NlError> {
     }
 }
 
+/// The multicast groups named in a CTRL_CMD_GETFAMILY reply, as (name,
+/// id): the nests of `CTRL_ATTR_MCAST_GROUPS`, each with a
+/// `CTRL_ATTR_MCAST_GRP_NAME` and a `CTRL_ATTR_MCAST_GRP_ID`. Entries
+/// without either are skipped.
+pub fn mcast_groups(attrs: &[u8]) -> Result<Vec<(String, u32)>, msg::ParseError> {
+    let mut out = Vec::new();
+    let Some(groups) = msg::find_attr(attrs, CTRL_ATTR_MCAST_GROUPS)? else {
+        return Ok(out);
+    };
+    for g in msg::Attrs::new(groups) {
+        let (_, g) = g?;
+        let name = msg::find_attr(g, CTRL_ATTR_MCAST_GRP_NAME)?;
+        let id = msg::find_attr(g, CTRL_ATTR_MCAST_GRP_ID)?;
+        if let (Some(name), Some(&[a, b, c, d])) = (name, id) {
+            let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+            out.push((
+                String::from_utf8_lossy(&name[..end]).into_owned(),
+                u32::from_ne_bytes([a, b, c, d]),
+            ));
+        }
+    }
+    Ok(out)
+}
+
 /// Decodes all netlink messages in one received datagram.
 pub fn decode(mut buf: &[u8]) -> Result<Vec<Incoming>, NlError> {
     let mut out = Vec::new();
@@ -160,6 +201,7 @@ pub fn decode(mut buf: &[u8]) -> Result<Vec<Incoming>, NlError> {
             NLMSG_NOOP => Incoming::Skip { seq },
             _ if payload.len() >= GENL_HDRLEN => Incoming::Data {
                 seq,
+                family: ty,
                 cmd: payload[0],
                 attrs: payload[GENL_HDRLEN..].to_vec(),
             },
@@ -234,6 +276,41 @@ pub struct Client {
     version: u8,
     seq: u32,
     buf: Vec<u8>,
+    /// The family's multicast groups, as (name, id).
+    groups: Vec<(String, u32)>,
+}
+
+/// Why [`Client::monitor`] failed.
+#[derive(Debug)]
+pub enum MonitorError {
+    /// The family has no group of that name (a module older than the
+    /// group).
+    NoGroup,
+    /// Joining failed: the kernel's errno (EPERM without CAP_NET_ADMIN)
+    /// or the socket's error.
+    Nl(NlError),
+}
+
+/// A socket that listens to a family's multicast group.
+pub struct Monitor {
+    sock: NlSocket,
+    family: u16,
+    buf: Vec<u8>,
+}
+
+/// What a [`Monitor`] received.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Notice {
+    /// A message of the family: its command and attribute bytes.
+    Event { cmd: u8, attrs: Vec<u8> },
+    /// Messages were dropped because the socket's receive buffer was
+    /// full (ENOBUFS): changes happened that are not reported.
+    Lost,
+    /// The family was unregistered (its module unloaded): nothing more
+    /// will come, even if the module is loaded again.
+    Gone,
+    /// A datagram that could not be decoded, and why.
+    Malformed(String),
 }
 
 impl Client {
@@ -249,13 +326,14 @@ impl Client {
         let sock = NlSocket::connect(NlFamily::Generic, None, Groups::empty())?;
         // Older kernels lack extended acks; errors then come without text.
         let _ = sock.enable_ext_ack(true);
-        set_recv_timeout(&sock)?;
+        set_recv_timeout(&sock, RECV_TIMEOUT_SECS)?;
         let mut client = Client {
             sock,
             family: GENL_ID_CTRL,
             version,
             seq: std::process::id().wrapping_mul(65536),
             buf: vec![0; RECV_BUF],
+            groups: Vec::new(),
         };
         let mut w = AttrWriter::new();
         w.put_str(CTRL_ATTR_FAMILY_NAME, name);
@@ -276,11 +354,54 @@ impl Client {
             {
                 if id.len() == 2 {
                     client.family = ne_u16(id);
+                    client.groups = mcast_groups(&r.attrs).map_err(NlError::from)?;
                     return Ok(client);
                 }
             }
         }
         Err(ConnectError::NotLoaded)
+    }
+
+    /// Turns this connection into a listener of the family's multicast
+    /// group `group`. It also joins nlctrl's "notify" group, when it can,
+    /// to learn that the family went away ([`Notice::Gone`]). Receiving
+    /// then blocks without a timeout, with a larger receive buffer.
+    pub fn monitor(mut self, group: &str) -> Result<Monitor, MonitorError> {
+        let Some(&(_, id)) = self.groups.iter().find(|(name, _)| name == group) else {
+            return Err(MonitorError::NoGroup);
+        };
+        // nlctrl's group is resolved first: once the family's group is
+        // joined, a request's replies would be read past its events.
+        let mut w = AttrWriter::new();
+        w.put_str(CTRL_ATTR_FAMILY_NAME, CTRL_NAME);
+        let notify = self
+            .transact(
+                GENL_ID_CTRL,
+                CTRL_CMD_GETFAMILY,
+                CTRL_VERSION,
+                NLM_F_ACK,
+                &w.finish(),
+            )
+            .ok()
+            .and_then(|replies| {
+                replies
+                    .iter()
+                    .filter_map(|r| mcast_groups(&r.attrs).ok())
+                    .flatten()
+                    .find(|(name, _)| name == CTRL_MCGRP_NOTIFY)
+            });
+        join(&self.sock, id).map_err(MonitorError::Nl)?;
+        // Best effort: without it, an unloaded module goes unnoticed.
+        if let Some((_, notify)) = notify {
+            let _ = join(&self.sock, notify);
+        }
+        set_recv_timeout(&self.sock, 0).map_err(|e| MonitorError::Nl(e.into()))?;
+        let _ = self.sock.set_recv_buffer_size(MONITOR_RCVBUF);
+        Ok(Monitor {
+            sock: self.sock,
+            family: self.family,
+            buf: self.buf,
+        })
     }
 
     /// A request that only needs the kernel's ACK (NEW/SET/DEL/FLUSH).
@@ -368,7 +489,9 @@ impl Client {
             }
             for m in decode(&self.buf[..n])? {
                 match m {
-                    Incoming::Data { seq: s, cmd, attrs } if s == seq => {
+                    Incoming::Data {
+                        seq: s, cmd, attrs, ..
+                    } if s == seq => {
                         if let Err(e) = f(Reply { cmd, attrs }) {
                             return Ok(Err(e));
                         }
@@ -403,9 +526,82 @@ impl Client {
     }
 }
 
-fn set_recv_timeout(sock: &NlSocket) -> io::Result<()> {
+/// Joins multicast group `id`; a refusal is the kernel's errno (EPERM:
+/// the group needs CAP_NET_ADMIN).
+fn join(sock: &NlSocket, id: u32) -> Result<(), NlError> {
+    sock.add_mcast_membership(Groups::new_groups(&[id]))
+        .map_err(|e| match e.raw_os_error() {
+            Some(errno) => NlError::Kernel {
+                errno,
+                message: None,
+            },
+            None => NlError::Io(e),
+        })
+}
+
+impl Monitor {
+    /// Waits for what comes next: the notices of one datagram (never an
+    /// empty list: datagrams with nothing for the monitor, such as other
+    /// families' nlctrl notifications, are passed over).
+    pub fn receive(&mut self) -> Result<Vec<Notice>, NlError> {
+        loop {
+            let n = match self.sock.recv(&mut self.buf[..], Msg::TRUNC) {
+                Ok((n, _)) => n,
+                Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => return Ok(vec![Notice::Lost]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e.into()),
+            };
+            let notices = if n > self.buf.len() {
+                vec![Notice::Malformed(format!(
+                    "a datagram of {n} bytes, larger than the {} byte buffer",
+                    self.buf.len()
+                ))]
+            } else {
+                notices(&self.buf[..n], self.family)
+            };
+            if !notices.is_empty() {
+                return Ok(notices);
+            }
+        }
+    }
+}
+
+/// What one datagram `buf` holds for a monitor of the family numbered
+/// `family`: its messages as events, and nlctrl's announcement that the
+/// family was unregistered as [`Notice::Gone`]; the rest is skipped.
+pub fn notices(buf: &[u8], family: u16) -> Vec<Notice> {
+    let messages = match decode(buf) {
+        Ok(m) => m,
+        Err(NlError::Protocol(why)) => return vec![Notice::Malformed(why)],
+        Err(e) => return vec![Notice::Malformed(e.to_string())],
+    };
+    let mut out = Vec::new();
+    for m in messages {
+        let Incoming::Data {
+            family: f,
+            cmd,
+            attrs,
+            ..
+        } = m
+        else {
+            continue;
+        };
+        if f == family {
+            out.push(Notice::Event { cmd, attrs });
+        } else if f == GENL_ID_CTRL && cmd == CTRL_CMD_DELFAMILY {
+            match msg::find_attr(&attrs, CTRL_ATTR_FAMILY_ID) {
+                Ok(Some(&[a, b])) if u16::from_ne_bytes([a, b]) == family => out.push(Notice::Gone),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// Sets the socket's receive timeout; 0: none (block until something comes).
+fn set_recv_timeout(sock: &NlSocket, secs: libc::time_t) -> io::Result<()> {
     let tv = libc::timeval {
-        tv_sec: RECV_TIMEOUT_SECS,
+        tv_sec: secs,
         tv_usec: 0,
     };
     // SAFETY: valid fd, option value points to a live timeval of the given size.
@@ -532,6 +728,7 @@ mod tests {
             vec![
                 Incoming::Data {
                     seq: 5,
+                    family: 0x25,
                     cmd: 1,
                     attrs
                 },
@@ -608,6 +805,135 @@ mod tests {
             Client::connect_family("RVS-test-absent", 1),
             Err(ConnectError::NotLoaded)
         ));
+    }
+
+    /// A CTRL_CMD_GETFAMILY reply's groups as the kernel nests them: an
+    /// array of nests indexed 1, 2, ... (flagged NLA_F_NESTED or not).
+    fn family_reply(groups: &[(&str, u32)], flagged: bool) -> Vec<u8> {
+        let mut all = AttrWriter::new();
+        for (i, (name, id)) in groups.iter().enumerate() {
+            let mut g = AttrWriter::new();
+            g.put_u32(CTRL_ATTR_MCAST_GRP_ID, *id)
+                .put_str(CTRL_ATTR_MCAST_GRP_NAME, name)
+                .put_u32(9, 7); // an attribute from a newer kernel
+            let ty = i as u16 + 1;
+            all.put(
+                if flagged { ty | msg::NLA_F_NESTED } else { ty },
+                &g.finish(),
+            );
+        }
+        let mut w = AttrWriter::new();
+        w.put_u16(CTRL_ATTR_FAMILY_ID, 0x25)
+            .put_str(CTRL_ATTR_FAMILY_NAME, "RVS")
+            .put(CTRL_ATTR_MCAST_GROUPS | msg::NLA_F_NESTED, &all.finish());
+        w.finish()
+    }
+
+    #[test]
+    fn multicast_groups_of_a_family() {
+        for flagged in [true, false] {
+            let reply = family_reply(&[("events", 12), ("other", 13)], flagged);
+            assert_eq!(
+                mcast_groups(&reply).unwrap(),
+                vec![("events".to_string(), 12), ("other".to_string(), 13)]
+            );
+        }
+        // A family without groups; an entry without an id is skipped.
+        let mut w = AttrWriter::new();
+        w.put_u16(CTRL_ATTR_FAMILY_ID, 0x25);
+        assert_eq!(mcast_groups(&w.finish()).unwrap(), vec![]);
+        let mut g = AttrWriter::new();
+        g.nest(1, |e| {
+            e.put_str(CTRL_ATTR_MCAST_GRP_NAME, "noid");
+        });
+        let mut w = AttrWriter::new();
+        w.put(CTRL_ATTR_MCAST_GROUPS, &g.finish());
+        assert_eq!(mcast_groups(&w.finish()).unwrap(), vec![]);
+        // A group nest longer than the groups' is an error.
+        let mut w = AttrWriter::new();
+        w.put(CTRL_ATTR_MCAST_GROUPS, &[200, 0, 1, 0, 0, 0, 0, 0]);
+        assert_eq!(
+            mcast_groups(&w.finish()).unwrap_err().0,
+            "attribute 1 has length 200, outside its buffer"
+        );
+    }
+
+    #[test]
+    fn monitor_notices() {
+        let genl = |cmd: u8, attrs: &[u8]| [&[cmd, 1, 0, 0][..], attrs].concat();
+        let mut w = AttrWriter::new();
+        w.put_u32(4, 900);
+        let attrs = w.finish();
+        // An event (seq 0, as multicasts are), and another in the same
+        // datagram.
+        let buf = [
+            nlmsg(0x25, 0, 0, &genl(12, &attrs)),
+            nlmsg(0x25, 0, 0, &genl(17, &[])),
+        ]
+        .concat();
+        assert_eq!(
+            notices(&buf, 0x25),
+            vec![
+                Notice::Event {
+                    cmd: 12,
+                    attrs: attrs.clone()
+                },
+                Notice::Event {
+                    cmd: 17,
+                    attrs: vec![]
+                },
+            ]
+        );
+        // nlctrl: the family unregistered, another one, and a new family.
+        let ctrl = |cmd: u8, id: u16| {
+            let mut w = AttrWriter::new();
+            w.put_str(CTRL_ATTR_FAMILY_NAME, "X")
+                .put_u16(CTRL_ATTR_FAMILY_ID, id);
+            nlmsg(GENL_ID_CTRL, 0, 0, &genl(cmd, &w.finish()))
+        };
+        assert_eq!(
+            notices(&ctrl(CTRL_CMD_DELFAMILY, 0x25), 0x25),
+            vec![Notice::Gone]
+        );
+        assert_eq!(notices(&ctrl(CTRL_CMD_DELFAMILY, 0x26), 0x25), vec![]);
+        assert_eq!(notices(&ctrl(1, 0x25), 0x25), vec![]);
+        // Other messages are skipped; a message longer than its datagram
+        // is told, not fatal.
+        assert_eq!(notices(&nlmsg(NLMSG_NOOP, 0, 0, &[]), 0x25), vec![]);
+        assert_eq!(notices(&nlmsg(0x25, 0, 0, &[1]), 0x25), vec![]);
+        let mut bad = nlmsg(0x25, 0, 0, &genl(12, &attrs));
+        bad[0] = 200;
+        assert_eq!(
+            notices(&bad, 0x25),
+            vec![Notice::Malformed(
+                "netlink message length 200 outside the 28 bytes received".into()
+            )]
+        );
+    }
+
+    /// Joins nlctrl's own "notify" group (open to every user), and is told
+    /// of a group the family lacks. Skipped where netlink sockets are
+    /// unavailable.
+    #[test]
+    fn real_kernel_monitor_joins_a_group() {
+        let connect = || match Client::connect_family("nlctrl", 2) {
+            Ok(c) => Some(c),
+            Err(ConnectError::Nl(NlError::Io(e))) => {
+                eprintln!("skipped: no generic netlink socket: {e}");
+                None
+            }
+            Err(e) => panic!("resolving nlctrl: {e:?}"),
+        };
+        let Some(c) = connect() else { return };
+        assert!(
+            c.groups.iter().any(|(name, _)| name == CTRL_MCGRP_NOTIFY),
+            "{:?}",
+            c.groups
+        );
+        let m = c.monitor(CTRL_MCGRP_NOTIFY).unwrap();
+        assert_eq!(m.family, GENL_ID_CTRL);
+        let c = connect().unwrap();
+        assert!(matches!(c.monitor("events"), Err(MonitorError::NoGroup)));
     }
 
     #[test]

@@ -126,23 +126,84 @@ pub fn service_line(s: &Service) -> String {
 /// How `-S` names a service: `-t 10.0.0.1:80`, `-u [2001:db8::1]:53`,
 /// `--sctp-service 10.0.0.1:3868` (ipvsadm's `option_from_protocol`: SCTP
 /// has no short option), `-f 7` (`-f 7 -6` for IPv6).
-fn rule_service_name(s: &Service) -> String {
-    if s.fwmark != 0 {
-        if s.af == linux::AF_INET6 {
-            format!("-f {} -6", s.fwmark)
+pub fn rule_key(k: &ServiceKey) -> String {
+    if k.fwmark != 0 {
+        if k.addr.is_ipv6() {
+            format!("-f {} -6", k.fwmark)
         } else {
-            format!("-f {}", s.fwmark)
+            format!("-f {}", k.fwmark)
         }
     } else {
-        let opt = match s.protocol.number() {
+        let opt = match k.protocol.number() {
             linux::IPPROTO_TCP => "-t",
             linux::IPPROTO_UDP => "-u",
             linux::IPPROTO_SCTP => "--sctp-service",
             // ipvsadm's placeholder for a protocol it has no option for.
             _ => "--xxx-service",
         };
-        format!("{opt} {}", fmt_addr_port(&s.addr, s.port))
+        format!("{opt} {}", fmt_addr_port(&k.addr, k.port))
     }
+}
+
+/// What follows `-A` in `-S`: the service's name and settings, e.g.
+/// `-t 10.0.0.1:80 -s rr -p 300 --laddr 10.0.2.1`.
+pub fn rule_service_args(s: &Service) -> String {
+    let mut out = format!("{} -s {}", rule_key(&s.key()), s.scheduler);
+    if s.is_persistent() {
+        out.push_str(&format!(" -p {}", s.timeout));
+        if !s.netmask.is_default_for(s.af) {
+            out.push_str(&format!(" -M {}", s.netmask.display(s.af)));
+        }
+    }
+    if !s.pe_name.is_empty() {
+        out.push_str(&format!(" --pe {}", s.pe_name));
+    }
+    if s.flags & uapi::RVS_SVC_F_ONEPACKET != 0 {
+        out.push_str(" -o");
+    }
+    if s.flags & SCHED_FLAGS_MASK != 0 {
+        out.push_str(&format!(" -b {}", sched_flags_text(&s.scheduler, s.flags)));
+    }
+    for a in &s.laddrs {
+        out.push_str(&format!(" --laddr {a}"));
+    }
+    out
+}
+
+/// What follows `-a SERVICE` in `-S`: the real server and its settings,
+/// e.g. `-r 10.0.1.1:80 -m -w 1`.
+pub fn rule_dest_args(d: &Dest) -> String {
+    // ipvsadm 1.31 names the tunnel type of -i servers.
+    let fwd = match d.forward {
+        Forward::Masq => "-m",
+        Forward::Tunnel => "-i",
+        Forward::FullNat => "--fullnat",
+        _ => "-g",
+    };
+    let mut out = format!(
+        "-r {} {fwd} -w {}",
+        fmt_addr_port(&d.addr, d.port),
+        d.weight
+    );
+    // ipvsadm 1.31 names every -i server's tunnel, with GUE's port and
+    // the checksum mode of GUE and GRE.
+    if d.forward == Forward::Tunnel {
+        let t = &d.tunnel;
+        out.push_str(&format!(" --tun-type {}", t.type_name()));
+        if t.kind == TunnelOpts::GUE {
+            out.push_str(&format!(" --tun-port {}", t.port));
+        }
+        if t.kind != TunnelOpts::IPIP {
+            out.push_str(&format!(" --tun-{}", t.csum_name()));
+        }
+    }
+    if d.upper_threshold != 0 {
+        out.push_str(&format!(" -x {}", d.upper_threshold));
+    }
+    if d.lower_threshold != 0 {
+        out.push_str(&format!(" -y {}", d.lower_threshold));
+    }
+    out
 }
 
 /// `-S`: the rules as commands, in ipvsadm's save form (`ipvsadm -S -n`),
@@ -152,60 +213,10 @@ fn rule_service_name(s: &Service) -> String {
 pub fn format_rules(entries: &[Entry]) -> String {
     let mut out = String::new();
     for e in entries {
-        let s = &e.service;
-        let name = rule_service_name(s);
-        out.push_str(&format!("-A {name} -s {}", s.scheduler));
-        if s.is_persistent() {
-            out.push_str(&format!(" -p {}", s.timeout));
-            if !s.netmask.is_default_for(s.af) {
-                out.push_str(&format!(" -M {}", s.netmask.display(s.af)));
-            }
-        }
-        if !s.pe_name.is_empty() {
-            out.push_str(&format!(" --pe {}", s.pe_name));
-        }
-        if s.flags & uapi::RVS_SVC_F_ONEPACKET != 0 {
-            out.push_str(" -o");
-        }
-        if s.flags & SCHED_FLAGS_MASK != 0 {
-            out.push_str(&format!(" -b {}", sched_flags_text(&s.scheduler, s.flags)));
-        }
-        for a in &s.laddrs {
-            out.push_str(&format!(" --laddr {a}"));
-        }
-        out.push('\n');
+        out.push_str(&format!("-A {}\n", rule_service_args(&e.service)));
+        let name = rule_key(&e.service.key());
         for d in &e.dests {
-            // ipvsadm 1.31 names the tunnel type of -i servers.
-            let fwd = match d.forward {
-                Forward::Masq => "-m",
-                Forward::Tunnel => "-i",
-                Forward::FullNat => "--fullnat",
-                _ => "-g",
-            };
-            out.push_str(&format!(
-                "-a {name} -r {} {fwd} -w {}",
-                fmt_addr_port(&d.addr, d.port),
-                d.weight
-            ));
-            // ipvsadm 1.31 names every -i server's tunnel, with GUE's port
-            // and the checksum mode of GUE and GRE.
-            if d.forward == Forward::Tunnel {
-                let t = &d.tunnel;
-                out.push_str(&format!(" --tun-type {}", t.type_name()));
-                if t.kind == TunnelOpts::GUE {
-                    out.push_str(&format!(" --tun-port {}", t.port));
-                }
-                if t.kind != TunnelOpts::IPIP {
-                    out.push_str(&format!(" --tun-{}", t.csum_name()));
-                }
-            }
-            if d.upper_threshold != 0 {
-                out.push_str(&format!(" -x {}", d.upper_threshold));
-            }
-            if d.lower_threshold != 0 {
-                out.push_str(&format!(" -y {}", d.lower_threshold));
-            }
-            out.push('\n');
+            out.push_str(&format!("-a {name} {}\n", rule_dest_args(d)));
         }
     }
     out
@@ -755,8 +766,9 @@ struct JsonDest {
     drain_secs_left: Option<u32>,
 }
 
+/// A tunnelled real server's tunnel in the JSON listing (and events).
 #[derive(Serialize)]
-struct JsonTunnel {
+pub(crate) struct JsonTunnel {
     #[serde(rename = "type")]
     kind: &'static str,
     /// GUE only.
@@ -765,8 +777,19 @@ struct JsonTunnel {
     checksum: &'static str,
 }
 
+impl JsonTunnel {
+    /// The tunnel of `d`, if it is tunnelled.
+    pub(crate) fn of(d: &Dest) -> Option<JsonTunnel> {
+        (d.forward == Forward::Tunnel).then(|| JsonTunnel {
+            kind: d.tunnel.type_name(),
+            port: (d.tunnel.kind == TunnelOpts::GUE).then_some(d.tunnel.port),
+            checksum: d.tunnel.csum_name(),
+        })
+    }
+}
+
 /// User-visible flag names (the kernel-internal "hashed" flag is left out).
-fn flag_names(sched: &str, flags: u32) -> Vec<String> {
+pub(crate) fn flag_names(sched: &str, flags: u32) -> Vec<String> {
     let mut v: Vec<String> = sched_flags_text(sched, flags)
         .split(',')
         .filter(|f| !f.is_empty())
@@ -825,11 +848,7 @@ pub fn format_json(info: &Info, entries: &[Entry]) -> String {
                             lower_threshold: d.lower_threshold,
                             active_conns: d.active_conns,
                             inactive_conns: d.inactive_conns,
-                            tunnel: (d.forward == Forward::Tunnel).then(|| JsonTunnel {
-                                kind: d.tunnel.type_name(),
-                                port: (d.tunnel.kind == TunnelOpts::GUE).then_some(d.tunnel.port),
-                                checksum: d.tunnel.csum_name(),
-                            }),
+                            tunnel: JsonTunnel::of(d),
                             stats: JsonStats::from(&d.stats),
                             drain_secs_left: d.drain_secs_left,
                         })

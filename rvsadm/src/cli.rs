@@ -84,6 +84,13 @@ pub enum Command {
     StartDaemon(DaemonSpec),
     /// `--stop-daemon`: stop the daemon of this state.
     StopDaemon(DaemonState),
+    /// `--monitor`: print configuration changes as they happen.
+    Monitor {
+        /// `--json`: one JSON object a change.
+        json: bool,
+        /// `--timestamp`: the local time first.
+        timestamp: bool,
+    },
 }
 
 impl Command {
@@ -92,7 +99,7 @@ impl Command {
     /// file replayed by `-R` (at every reload of rvs.service) must not.
     /// Nor are the sync daemons rules (`-S` does not write them, as
     /// ipvsadm's does not): a replayed `--start-daemon` would fail on the
-    /// daemon already running.
+    /// daemon already running. `--monitor` changes nothing.
     pub fn is_change(&self) -> bool {
         !matches!(
             self,
@@ -102,6 +109,7 @@ impl Command {
                 | Command::FlushConns { .. }
                 | Command::StartDaemon(_)
                 | Command::StopDaemon(_)
+                | Command::Monitor { .. }
         )
     }
 }
@@ -368,6 +376,10 @@ where
             }
             Command::StopDaemon(daemon_state(&m, "stop-daemon")?)
         }
+        Cmd::Monitor => Command::Monitor {
+            json: m.get_flag("json"),
+            timestamp: m.get_flag("timestamp"),
+        },
         Cmd::List => {
             let mode = if m.get_flag("connection") {
                 ListMode::Connections

@@ -40,6 +40,8 @@ pub enum Op {
     StartDaemon(DaemonState, IfName),
     StopDaemon(DaemonState),
     ListDaemons,
+    /// `--monitor`: joining the events group, then receiving.
+    Monitor,
 }
 
 impl Op {
@@ -72,6 +74,7 @@ impl Op {
             Op::StopDaemon(DaemonState::Master) => "stopping master sync daemon",
             Op::StopDaemon(DaemonState::Backup) => "stopping backup sync daemon",
             Op::ListDaemons => "listing sync daemons",
+            Op::Monitor => "monitoring configuration changes",
         };
         what.to_string()
     }
@@ -124,6 +127,10 @@ pub enum Error {
     },
     /// `-R`: reading standard input failed.
     Input(io::Error),
+    /// `--monitor`: the module has no "events" group.
+    NoEvents,
+    /// `--monitor`: the module was unloaded while monitoring.
+    ModuleGone,
 }
 
 impl Error {
@@ -272,6 +279,16 @@ impl fmt::Display for Error {
                 "restore stopped at line {line} `{text}': {cause} (lines before it were applied)"
             ),
             Error::Input(e) => write!(f, "reading standard input: {e}"),
+            Error::NoEvents => write!(
+                f,
+                "this rvs module announces no configuration changes (its family has no \
+                 \"events\" group): it is older than rvsadm"
+            ),
+            Error::ModuleGone => write!(
+                f,
+                "the rvs module was unloaded: no more changes will be seen (start \
+                 rvsadm --monitor again once it is loaded)"
+            ),
         }
     }
 }
@@ -336,6 +353,22 @@ mod tests {
             "rvs module not loaded (family RVS not found): insmod rvs.ko"
         );
         assert_eq!(Error::NotLoaded.exit_code(), EXIT_FAILURE);
+        assert_eq!(
+            kernel(Op::Monitor, 1, None),
+            "monitoring configuration changes failed: Operation not permitted; needs \
+             CAP_NET_ADMIN (run as root)"
+        );
+        assert_eq!(
+            Error::NoEvents.to_string(),
+            "this rvs module announces no configuration changes (its family has no \
+             \"events\" group): it is older than rvsadm"
+        );
+        assert_eq!(
+            Error::ModuleGone.to_string(),
+            "the rvs module was unloaded: no more changes will be seen (start rvsadm \
+             --monitor again once it is loaded)"
+        );
+        assert_eq!(Error::ModuleGone.exit_code(), EXIT_FAILURE);
         assert_eq!(Error::Usage(UsageError("x".into())).exit_code(), EXIT_USAGE);
     }
 

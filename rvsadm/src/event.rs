@@ -21,6 +21,8 @@ use std::net::IpAddr;
 
 use serde::Serialize;
 
+use rvs_core::settings;
+
 use crate::msg::{self, Attrs, ParseError};
 use crate::output::{self, JsonTunnel};
 use crate::types::{fmt_addr_port, Daemon, DaemonState, Dest, DestKey, Service, ServiceKey};
@@ -50,7 +52,7 @@ pub enum Event {
     StopDaemon(DaemonState),
     /// SET_CONFIG (`--set`, `--set-option`): the timeouts sent (tcp,
     /// tcpfin, udp; `None`: not sent), and the settings sent (name,
-    /// value), in the settings table's order.
+    /// value), in the request's order.
     SetConfig {
         timeouts: [Option<u32>; 3],
         settings: Vec<(&'static str, u32)>,
@@ -223,32 +225,41 @@ fn daemon_state(nest: &[u8]) -> Result<DaemonState, ParseError> {
     })
 }
 
-/// SET_CONFIG: the timeouts and the settings it carries; one that
-/// carries neither (only attributes rvsadm does not know) is not decoded.
+/// SET_CONFIG: the timeouts and the settings it carries, the settings
+/// in the request's order; one that carries neither (only attributes
+/// rvsadm does not know) is not decoded.
 fn set_config(attrs: &[u8]) -> Result<Event, ParseError> {
     let mut timeouts = [None; 3];
+    let mut settings = Vec::new();
     for a in Attrs::new(attrs) {
         let (ty, p) = a?;
         let slot = match ty {
-            uapi::RVS_CMD_ATTR_TIMEOUT_TCP => 0,
-            uapi::RVS_CMD_ATTR_TIMEOUT_TCP_FIN => 1,
-            uapi::RVS_CMD_ATTR_TIMEOUT_UDP => 2,
-            _ => continue,
+            uapi::RVS_CMD_ATTR_TIMEOUT_TCP => Some(0),
+            uapi::RVS_CMD_ATTR_TIMEOUT_TCP_FIN => Some(1),
+            uapi::RVS_CMD_ATTR_TIMEOUT_UDP => Some(2),
+            _ => None,
         };
-        timeouts[slot] = Some(match p {
+        let spec = settings::by_attr(ty);
+        let name = match (slot, spec) {
+            (None, None) => continue,
+            (_, Some(spec)) => spec.name.to_string(),
+            (Some(_), None) => format!("timeout {ty}"),
+        };
+        let v = match p {
             [a, b, c, d] => u32::from_ne_bytes([*a, *b, *c, *d]),
             _ => {
                 return Err(ParseError(format!(
-                    "timeout {ty}: expected 4 bytes, got {}",
+                    "{name}: expected 4 bytes, got {}",
                     p.len()
                 )))
             }
-        });
+        };
+        match (slot, spec) {
+            (Some(i), _) => timeouts[i] = Some(v),
+            (None, Some(spec)) => settings.push((spec.name, v)),
+            (None, None) => {}
+        }
     }
-    let settings: Vec<(&str, u32)> = msg::parse_settings(attrs)?
-        .into_iter()
-        .map(|(spec, v)| (spec.name, v))
-        .collect();
     if timeouts.iter().all(Option::is_none) && settings.is_empty() {
         return Err(ParseError("no timeout or setting rvsadm knows".to_string()));
     }
@@ -544,7 +555,7 @@ pub fn event_json(ev: &Event, time: Option<&str>) -> String {
                 members.push(("timeout", format!("{{{}}}", sent.join(","))));
             }
             if !settings.is_empty() {
-                // In the table's order, as -L --options --json.
+                // In the request's order.
                 let items: Vec<String> = settings
                     .iter()
                     .map(|(name, v)| format!("{}:{v}", json(name)))
@@ -928,8 +939,8 @@ mod tests {
             json_of(uapi::RVS_CMD_SET_CONFIG, &udp),
             r#"{"event":"SET_CONFIG","timeout":{"udp":60}}"#
         );
-        // Settings, in the table's order whatever the request's, values
-        // as numbers; an unknown one skipped.
+        // Settings, in the request's order, values as numbers; an
+        // unknown one skipped.
         let opts = [
             attr(uapi::RVS_CMD_ATTR_VIP_GUARD, &ne32(1)),
             attr(99, &ne32(5)),
@@ -938,11 +949,11 @@ mod tests {
         .concat();
         assert_eq!(
             line(uapi::RVS_CMD_SET_CONFIG, &opts),
-            "--set-option expire_nodest_conn=1 --set-option vip_guard=1"
+            "--set-option vip_guard=1 --set-option expire_nodest_conn=1"
         );
         assert_eq!(
             json_of(uapi::RVS_CMD_SET_CONFIG, &opts),
-            r#"{"event":"SET_CONFIG","options":{"expire_nodest_conn":1,"vip_guard":1}}"#
+            r#"{"event":"SET_CONFIG","options":{"vip_guard":1,"expire_nodest_conn":1}}"#
         );
         // Both in one request: two commands.
         let both = [udp.clone(), opts].concat();
@@ -951,14 +962,14 @@ mod tests {
             event_lines(&ev),
             [
                 "--set 0 0 60",
-                "--set-option expire_nodest_conn=1 --set-option vip_guard=1"
+                "--set-option vip_guard=1 --set-option expire_nodest_conn=1"
             ]
         );
         assert_eq!(
             event_json(&ev, Some("09:05:01.007")),
             concat!(
                 r#"{"time":"09:05:01.007","event":"SET_CONFIG","timeout":{"udp":60},"#,
-                r#""options":{"expire_nodest_conn":1,"vip_guard":1}}"#
+                r#""options":{"vip_guard":1,"expire_nodest_conn":1}}"#
             )
         );
         // Nothing rvsadm knows; a value of the wrong size.
@@ -969,6 +980,13 @@ mod tests {
         assert_eq!(
             line(uapi::RVS_CMD_SET_CONFIG, &attr(4, &ne16(9))),
             "# could not decode event 12 (SET_CONFIG): timeout 4: expected 4 bytes, got 2"
+        );
+        assert_eq!(
+            line(
+                uapi::RVS_CMD_SET_CONFIG,
+                &attr(uapi::RVS_CMD_ATTR_CONN_MAX, &[1])
+            ),
+            "# could not decode event 12 (SET_CONFIG): conn_max: expected 4 bytes, got 1"
         );
     }
 

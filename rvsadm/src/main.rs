@@ -2,12 +2,14 @@
 
 use std::io::{self, BufRead, BufWriter, Write};
 use std::process::ExitCode;
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use rvsadm::cli::{self, Command, Invocation, ListMode, ListOptions};
+use rvsadm::cli::{self, Command, Invocation, ListMode, ListOptions, UsageError};
 use rvsadm::error::{Error, NlError, Op, EXIT_OK};
+use rvsadm::event;
 use rvsadm::host_addrs;
 use rvsadm::msg;
-use rvsadm::netlink::{Client, ConnectError, Reply};
+use rvsadm::netlink::{Client, ConnectError, Monitor, MonitorError, Notice, Reply};
 use rvsadm::output::{self, Columns, Entry};
 use rvsadm::types::{DestKey, ServiceKey};
 use rvsadm::uapi;
@@ -115,6 +117,13 @@ fn run_command(t: &mut impl Transport, cmd: &Command, out: &mut dyn Write) -> Re
         Command::Save => return save(t, out),
         // run() hands -R its input; without one there is nothing to apply.
         Command::Restore => return restore(t, &mut io::empty(), out),
+        // run() hands --monitor the connection itself, which it turns
+        // into a listener; -R refuses it (not a change).
+        Command::Monitor { .. } => {
+            return Err(Error::Usage(UsageError(
+                "--monitor needs a connection of its own".into(),
+            )))
+        }
     };
     t.execute(nl_cmd, &attrs).map_err(Error::failed(op))
 }
@@ -364,6 +373,98 @@ fn list_connections(
     Ok(())
 }
 
+/// Where `--monitor` gets what it prints: the module, or a test's list.
+trait Notices {
+    /// Blocks until something comes.
+    fn receive(&mut self) -> Result<Vec<Notice>, NlError>;
+}
+
+impl Notices for Monitor {
+    fn receive(&mut self) -> Result<Vec<Notice>, NlError> {
+        Monitor::receive(self)
+    }
+}
+
+/// `--monitor`: each notice printed as it comes (`event`'s lines, or
+/// JSON objects), each line flushed at once so that a pipe sees it; with
+/// `clock`, each line begins with its time. Returns only on failure: the
+/// module unloaded, the socket or the output failed.
+fn monitor(
+    src: &mut impl Notices,
+    json: bool,
+    clock: &mut dyn FnMut() -> Option<String>,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    loop {
+        for n in src.receive().map_err(Error::failed(Op::Monitor))? {
+            let time = clock();
+            let t = time.as_deref();
+            let lines = match (&n, json) {
+                (Notice::Gone, _) => return Err(Error::ModuleGone),
+                (Notice::Event { cmd, attrs }, false) => match event::decode(*cmd, attrs) {
+                    Ok(ev) => event::event_lines(&ev),
+                    Err(u) => vec![event::undecoded_line(&u)],
+                },
+                (Notice::Event { cmd, attrs }, true) => vec![match event::decode(*cmd, attrs) {
+                    Ok(ev) => event::event_json(&ev, t),
+                    Err(u) => event::undecoded_json(&u, t),
+                }],
+                (Notice::Lost, false) => vec![event::LOST_LINE.to_string()],
+                (Notice::Lost, true) => vec![event::lost_json(t)],
+                (Notice::Malformed(why), false) => vec![event::malformed_line(why)],
+                (Notice::Malformed(why), true) => vec![event::malformed_json(why, t)],
+            };
+            let mut text = String::new();
+            for line in lines {
+                if let (Some(t), false) = (t, json) {
+                    text.push_str(t);
+                    text.push(' ');
+                }
+                text.push_str(&line);
+                text.push('\n');
+            }
+            write_out(out, &text)?;
+            out.flush().map_err(Error::Output)?;
+        }
+    }
+}
+
+/// The local time of day as `--timestamp` prints it: `HH:MM:SS.mmm`.
+fn time_of_day() -> String {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = now.as_secs() as libc::time_t;
+    // SAFETY: an all-zero `tm` is a valid value (integers and a null
+    // zone name), which localtime_r overwrites.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are to live values of the right types.
+    let local = !unsafe { libc::localtime_r(&secs, &mut tm) }.is_null();
+    let (h, m, s) = if local {
+        (tm.tm_hour as u64, tm.tm_min as u64, tm.tm_sec as u64)
+    } else {
+        let day = now.as_secs() % 86400;
+        (day / 3600, day / 60 % 60, day % 60)
+    };
+    format!("{h:02}:{m:02}:{s:02}.{:03}", now.subsec_millis())
+}
+
+/// SIGINT and SIGTERM end `--monitor` with status 0: every line it
+/// printed is out already (each is flushed), and there is nothing to
+/// undo.
+fn exit_on_interrupt() {
+    extern "C" fn leave(_: libc::c_int) {
+        // SAFETY: _exit is async-signal-safe and ends the process.
+        unsafe { libc::_exit(0) }
+    }
+    let handler = leave as extern "C" fn(libc::c_int);
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: the handler only calls _exit, which a signal handler
+        // may call.
+        unsafe { libc::signal(sig, handler as libc::sighandler_t) };
+    }
+}
+
 fn run(out: &mut dyn Write) -> Result<(), Error> {
     let cmd = match cli::parse(std::env::args_os())? {
         Invocation::Help(text) | Invocation::Version(text) | Invocation::Completions(text) => {
@@ -380,6 +481,20 @@ fn run(out: &mut dyn Write) -> Result<(), Error> {
     })?;
     if cmd == Command::Restore {
         return restore(&mut client, &mut io::stdin().lock(), out);
+    }
+    if let Command::Monitor { json, timestamp } = cmd {
+        exit_on_interrupt();
+        let mut m = client
+            .monitor(uapi::RVS_GENL_MCGRP_EVENTS)
+            .map_err(|e| match e {
+                MonitorError::NoGroup => Error::NoEvents,
+                MonitorError::Nl(cause) => Error::Failed {
+                    op: Op::Monitor,
+                    cause,
+                },
+            })?;
+        let mut clock = || timestamp.then(time_of_day);
+        return monitor(&mut m, json, &mut clock, out);
     }
     run_command(&mut client, &cmd, out)?;
     warn_foreign_laddrs(&cmd);
@@ -1625,5 +1740,326 @@ mod tests {
             ),
             "{e}"
         );
+    }
+
+    /// Every change rvsadm makes, as --monitor prints it: the request
+    /// rvsadm sends, decoded as the module's event; the line printed,
+    /// given back to rvsadm, sends the same request.
+    #[test]
+    fn monitor_prints_each_change_as_the_command_that_makes_it() {
+        let cases: &[(&[&str], &str)] = &[
+            (&["-A", "-t", "10.0.0.1:80", "-s", "rr"], "-A -t 10.0.0.1:80 -s rr"),
+            (&["-A", "-t", "10.0.0.1:80"], "-A -t 10.0.0.1:80 -s wlc"),
+            (
+                &["-A", "-u", "[2001:db8::1]:53", "-s", "sh", "-b", "sh-port", "-p", "60", "-M", "64", "-o"],
+                "-A -u [2001:db8::1]:53 -s sh -p 60 -M 64 -o -b sh-port",
+            ),
+            (
+                &["-A", "-f", "7", "-6", "-s", "mh", "-b", "mh-fallback,mh-port", "-p"],
+                "-A -f 7 -6 -s mh -p 300 -b mh-fallback,mh-port",
+            ),
+            (
+                &["-A", "--sctp-service", "10.0.0.1:3868", "-s", "rr"],
+                "-A --sctp-service 10.0.0.1:3868 -s rr",
+            ),
+            (
+                &["-E", "-t", "10.0.0.5:80", "-s", "rr", "--laddr", "10.0.2.1", "--laddr", "10.0.2.2"],
+                "-E -t 10.0.0.5:80 -s rr --laddr 10.0.2.1 --laddr 10.0.2.2",
+            ),
+            (
+                &["-E", "-t", "10.0.0.5:80", "-s", "rr", "--laddr", "none"],
+                "-E -t 10.0.0.5:80 -s rr --laddr none",
+            ),
+            (&["-E", "-t", "10.0.0.1:80", "-s", "wrr", "-p", "120"], "-E -t 10.0.0.1:80 -s wrr -p 120"),
+            (&["-D", "-t", "10.0.0.1:80"], "-D -t 10.0.0.1:80"),
+            (&["-D", "-f", "7"], "-D -f 7"),
+            (&["-C"], "-C"),
+            (
+                &["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1"],
+                "-a -t 10.0.0.1:80 -r 10.0.1.1:80 -g -w 1",
+            ),
+            (
+                &["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1:8080", "-m", "-w", "3", "-x", "100", "-y", "10"],
+                "-a -t 10.0.0.1:80 -r 10.0.1.1:8080 -m -w 3 -x 100 -y 10",
+            ),
+            (
+                &["-a", "-t", "10.0.0.5:80", "-r", "10.0.1.7:8080", "--fullnat"],
+                "-a -t 10.0.0.5:80 -r 10.0.1.7:8080 --fullnat -w 1",
+            ),
+            (
+                &["-e", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-i", "--tun-type", "gre", "--tun-csum", "-w", "2"],
+                "-e -t 10.0.0.1:80 -r 10.0.1.1:80 -i -w 2 --tun-type gre --tun-csum",
+            ),
+            (
+                &["-e", "-t", "[2001:db8::1]:80", "-r", "10.0.1.1", "-i"],
+                "-e -t [2001:db8::1]:80 -r 10.0.1.1:80 -i -w 1 --tun-type ipip",
+            ),
+            (
+                &["-d", "-t", "10.0.0.1:80", "-r", "10.0.1.1"],
+                "-d -t 10.0.0.1:80 -r 10.0.1.1:80",
+            ),
+            (
+                &["-d", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "--drain", "30"],
+                "-d -t 10.0.0.1:80 -r 10.0.1.1:80 --drain 30",
+            ),
+            (&["-Z"], "-Z"),
+            (&["-Z", "-u", "10.0.0.1:53"], "-Z -u 10.0.0.1:53"),
+            (&["--set", "900", "120", "300"], "--set 900 120 300"),
+            (&["--set", "0", "0", "60"], "--set 0 0 60"),
+            (
+                &["--set-option", "vip_guard=drop", "--set-option", "expire_nodest_conn=1"],
+                "--set-option vip_guard=1 --set-option expire_nodest_conn=1",
+            ),
+            (
+                &["--start-daemon", "master", "--mcast-interface", "eth1", "--syncid", "7", "--mcast-port", "8849", "--mcast-group", "239.0.0.9"],
+                "--start-daemon master --mcast-interface eth1 --syncid 7 --mcast-group 239.0.0.9 --mcast-port 8849",
+            ),
+            (
+                &["--start-daemon", "backup", "--sync-maxlen", "1400", "--mcast-ttl", "3", "--mcast-group", "[ff02::1:81]"],
+                "--start-daemon backup --mcast-interface eth0 --syncid 0 --sync-maxlen 1400 --mcast-group ff02::1:81 --mcast-ttl 3",
+            ),
+            (&["--stop-daemon", "backup", "--syncid", "7"], "--stop-daemon backup"),
+            (
+                &["--flush-conns", "-t", "10.0.0.1:80", "-r", "10.0.1.1"],
+                "--flush-conns -t 10.0.0.1:80 -r 10.0.1.1:80",
+            ),
+            (&["--flush-conns", "-f", "7", "-6"], "--flush-conns -f 7 -6"),
+        ];
+        let sent = |args: &[&str]| {
+            let mut f = Fake {
+                flush: flush_reply(0),
+                ..Fake::default()
+            };
+            run_on(&mut f, &command(args)).unwrap();
+            assert_eq!(f.sent.len(), 1, "{args:?}");
+            let (_, cmd, attrs) = f.sent.remove(0);
+            (cmd, attrs)
+        };
+        for (args, want) in cases {
+            let (cmd, attrs) = sent(args);
+            let ev = event::decode(cmd, &attrs).unwrap_or_else(|u| panic!("{args:?}: {u:?}"));
+            assert_eq!(event::event_lines(&ev), [*want], "{args:?}");
+            let again: Vec<&str> = want.split(' ').collect();
+            assert_eq!(sent(&again), (cmd, attrs), "{want}");
+        }
+    }
+
+    /// Gives its list of receive results, then fails (`end`).
+    struct Script(std::collections::VecDeque<Result<Vec<Notice>, NlError>>);
+
+    impl Notices for Script {
+        fn receive(&mut self) -> Result<Vec<Notice>, NlError> {
+            self.0
+                .pop_front()
+                .unwrap_or_else(|| Err(NlError::Protocol("end".into())))
+        }
+    }
+
+    /// Records what was written, and where it was flushed.
+    #[derive(Default)]
+    struct Flushes {
+        text: String,
+        flushed: Vec<String>,
+    }
+
+    impl Write for Flushes {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.text.push_str(std::str::from_utf8(buf).unwrap());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            self.flushed.push(std::mem::take(&mut self.text));
+            Ok(())
+        }
+    }
+
+    /// The event of the request rvsadm sends for `args`.
+    fn sent_by(args: &[&str]) -> Notice {
+        let mut f = Fake::default();
+        run_on(&mut f, &command(args)).unwrap();
+        let (_, cmd, attrs) = f.sent.remove(0);
+        Notice::Event { cmd, attrs }
+    }
+
+    /// Runs the monitor over `notices`; what it flushed, line by line,
+    /// and how it ended.
+    fn monitored(
+        notices: Vec<Result<Vec<Notice>, NlError>>,
+        json: bool,
+        timestamp: bool,
+    ) -> (Vec<String>, Error) {
+        let mut src = Script(notices.into());
+        let mut out = Flushes::default();
+        let mut n = 0;
+        let mut clock = || {
+            n += 1;
+            timestamp.then(|| format!("10:00:0{n}.00{n}"))
+        };
+        let end = monitor(&mut src, json, &mut clock, &mut out).unwrap_err();
+        assert_eq!(out.text, "", "written but not flushed");
+        (out.flushed, end)
+    }
+
+    #[test]
+    fn monitor_loop_prints_and_flushes_each_event() {
+        let add = sent_by(&["-A", "-t", "10.0.0.1:80", "-s", "rr"]);
+        let server = sent_by(&[
+            "-a",
+            "-t",
+            "10.0.0.1:80",
+            "-r",
+            "10.0.1.1:80",
+            "-m",
+            "-w",
+            "1",
+        ]);
+        let both = {
+            let mut w = AttrWriter::new();
+            w.put_u32(uapi::RVS_CMD_ATTR_TIMEOUT_UDP, 60)
+                .put_u32(uapi::RVS_CMD_ATTR_VIP_GUARD, 1);
+            Notice::Event {
+                cmd: uapi::RVS_CMD_SET_CONFIG,
+                attrs: w.finish(),
+            }
+        };
+        let broken = Notice::Event {
+            cmd: uapi::RVS_CMD_DEL_DEST,
+            attrs: vec![200, 0, 1, 0],
+        };
+        let notices = || {
+            vec![
+                Ok(vec![add.clone()]),
+                // Two in one datagram, each line flushed on its own.
+                Ok(vec![
+                    server.clone(),
+                    Notice::Event {
+                        cmd: uapi::RVS_CMD_FLUSH,
+                        attrs: vec![],
+                    },
+                ]),
+                Ok(vec![Notice::Lost]),
+                Ok(vec![broken.clone()]),
+                Ok(vec![Notice::Malformed("bad length".into())]),
+                Ok(vec![both.clone()]),
+                Ok(vec![Notice::Event {
+                    cmd: 99,
+                    attrs: vec![],
+                }]),
+            ]
+        };
+        let (lines, end) = monitored(notices(), false, false);
+        assert_eq!(
+            lines,
+            [
+                "-A -t 10.0.0.1:80 -s rr\n",
+                "-a -t 10.0.0.1:80 -r 10.0.1.1:80 -m -w 1\n",
+                "-C\n",
+                "# events lost: the receive buffer overflowed; read the table again (-S) to resynchronise\n",
+                "# could not decode event 7 (DEL_DEST): attribute 1 has length 200, outside its buffer\n",
+                "# could not decode a netlink message: bad length\n",
+                "--set 0 0 60\n--set-option vip_guard=1\n",
+                "# could not decode event 99: not a configuration command\n",
+            ]
+        );
+        // The script's end: a failure of the socket, reported as such.
+        assert_eq!(
+            (end.to_string().as_str(), end.exit_code()),
+            (
+                "monitoring configuration changes failed: malformed reply from the module: end",
+                1
+            )
+        );
+        // With the time first, on both lines of a two-line event.
+        let (lines, _) = monitored(notices(), false, true);
+        assert_eq!(lines[0], "10:00:01.001 -A -t 10.0.0.1:80 -s rr\n");
+        assert_eq!(lines[2], "10:00:03.003 -C\n");
+        assert_eq!(
+            lines[6],
+            "10:00:07.007 --set 0 0 60\n10:00:07.007 --set-option vip_guard=1\n"
+        );
+        // JSON: one object a line, the time its first member.
+        let (lines, _) = monitored(notices(), true, true);
+        assert_eq!(
+            lines,
+            [
+                "{\"time\":\"10:00:01.001\",\"event\":\"NEW_SERVICE\",\"service\":{\"family\":\"ipv4\",\
+                 \"protocol\":\"tcp\",\"address\":\"10.0.0.1\",\"port\":80,\"scheduler\":\"rr\",\
+                 \"flags\":[],\"persistent_timeout\":null,\"netmask\":\"255.255.255.255\"}}\n",
+                "{\"time\":\"10:00:02.002\",\"event\":\"NEW_DEST\",\"service\":{\"family\":\"ipv4\",\
+                 \"protocol\":\"tcp\",\"address\":\"10.0.0.1\",\"port\":80},\"dest\":{\"address\":\
+                 \"10.0.1.1\",\"port\":80,\"forward\":\"masq\",\"weight\":1,\"upper_threshold\":0,\
+                 \"lower_threshold\":0}}\n",
+                "{\"time\":\"10:00:03.003\",\"event\":\"FLUSH\"}\n",
+                "{\"time\":\"10:00:04.004\",\"event\":\"LOST\"}\n",
+                "{\"time\":\"10:00:05.005\",\"event\":\"DEL_DEST\",\"cmd\":7,\"error\":\
+                 \"attribute 1 has length 200, outside its buffer\"}\n",
+                "{\"time\":\"10:00:06.006\",\"event\":null,\"error\":\"bad length\"}\n",
+                "{\"time\":\"10:00:07.007\",\"event\":\"SET_CONFIG\",\"timeout\":{\"udp\":60},\
+                 \"options\":{\"vip_guard\":1}}\n",
+                "{\"time\":\"10:00:08.008\",\"event\":null,\"cmd\":99,\"error\":\
+                 \"not a configuration command\"}\n",
+            ]
+        );
+        let (lines, _) = monitored(notices(), true, false);
+        assert_eq!(lines[2], "{\"event\":\"FLUSH\"}\n");
+    }
+
+    #[test]
+    fn monitor_ends_when_the_module_goes_or_the_output_closes() {
+        let clear = Notice::Event {
+            cmd: uapi::RVS_CMD_FLUSH,
+            attrs: vec![],
+        };
+        // Unloaded: what came before is printed, then the error (exit 1).
+        let (lines, end) = monitored(
+            vec![
+                Ok(vec![clear.clone()]),
+                Ok(vec![Notice::Gone, clear.clone()]),
+            ],
+            false,
+            false,
+        );
+        assert_eq!(lines, ["-C\n"]);
+        assert_eq!(
+            end.to_string(),
+            "the rvs module was unloaded: no more changes will be seen (start rvsadm \
+             --monitor again once it is loaded)"
+        );
+        // The socket's error.
+        let (_, end) = monitored(
+            vec![Err(NlError::Io(io::Error::from_raw_os_error(libc::EBADF)))],
+            false,
+            false,
+        );
+        assert!(
+            end.to_string().starts_with(
+                "monitoring configuration changes failed: netlink socket: Bad file descriptor"
+            ),
+            "{end}"
+        );
+        // A closed pipe: Error::Output(BrokenPipe), which main() takes
+        // as success.
+        let mut src = Script(vec![Ok(vec![clear.clone()])].into());
+        let e = monitor(&mut src, false, &mut || None, &mut ShortWriter(0)).unwrap_err();
+        assert!(matches!(e, Error::Output(ref io) if io.kind() == io::ErrorKind::BrokenPipe));
+        // Not restorable, not run without its connection.
+        let mut f = Fake::default();
+        let e = restore(&mut f, &mut "--monitor\n".as_bytes(), &mut Vec::new()).unwrap_err();
+        assert!(f.sent.is_empty());
+        assert!(
+            e.to_string()
+                .starts_with("restore stopped at line 1 `--monitor': only commands that change"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn time_of_day_form() {
+        let t = time_of_day();
+        let b = t.as_bytes();
+        assert_eq!(b.len(), 12, "{t}");
+        assert_eq!((b[2], b[5], b[8]), (b':', b':', b'.'), "{t}");
+        assert!(t.chars().filter(char::is_ascii_digit).count() == 9, "{t}");
+        assert!(t[..2].parse::<u8>().unwrap() < 24 && t[3..5].parse::<u8>().unwrap() < 60);
     }
 }

@@ -42,6 +42,7 @@ Usage:
                 [--syncid syncid] [--sync-maxlen length]
                 [--mcast-group address] [--mcast-port port] [--mcast-ttl ttl]
   rvsadm --stop-daemon master|backup
+  rvsadm --monitor [--json] [--timestamp]
   rvsadm -h | -V | -v
 
 Commands (exactly one; without any, rvsadm lists the table like -L):
@@ -168,6 +169,9 @@ mod tests {
             "\n      --mcast-port PORT           with --start-daemon: the UDP port 1-65535\n                                  (default 8848)\n",
             "\n      --mcast-ttl TTL             with --start-daemon: the multicast TTL 1-255\n                                  (default 1)\n",
             "\n  rvsadm --stop-daemon master|backup\n",
+            "\n  rvsadm --monitor [--json] [--timestamp]\n",
+            "\n      --monitor          print each configuration change of this network\n                         namespace as it happens, from any client, as the\n",
+            "\n      --timestamp                 with --monitor: begin each line with the local\n                                  time, HH:MM:SS.mmm (\"time\" in JSON)\n",
         ] {
             assert!(help.contains(row), "{row:?} not in:\n{help}");
         }

@@ -30,6 +30,8 @@ pub enum Cmd {
     StartDaemon,
     /// `--stop-daemon master|backup`.
     StopDaemon,
+    /// `--monitor`: print configuration changes as they happen.
+    Monitor,
 }
 
 /// What printing option `-h`, `-V` or `--completions` prints.
@@ -257,7 +259,8 @@ const SERVER_EDIT: &[Cmd] = &[AddServer, EditServer];
 const SERVER_DELETE: &[Cmd] = &[DeleteServer];
 const LIST: &[Cmd] = &[List];
 /// The commands that print JSON with `--json`.
-const JSON: &[Cmd] = &[List, FlushConns];
+const JSON: &[Cmd] = &[List, FlushConns, Monitor];
+const MONITOR: &[Cmd] = &[Monitor];
 const LIST_SAVE: &[Cmd] = &[List, Save];
 const START_DAEMON: &[Cmd] = &[StartDaemon];
 /// ipvsadm takes `--syncid` with `--stop-daemon` too (and the kernel
@@ -430,6 +433,16 @@ pub static OPTS: &[Opt] = &[
         takes: Takes::Value(DAEMON_STATE),
         doc: Doc::Row("stop the master or the backup sync daemon"),
         role: Role::Command(StopDaemon),
+        ..OPT
+    },
+    Opt {
+        long: "monitor",
+        doc: Doc::Row(
+            "print each configuration change of this network\n\
+             namespace as it happens, from any client, as the\n\
+             command that makes it; until interrupted",
+        ),
+        role: Role::Command(Monitor),
         ..OPT
     },
     Opt {
@@ -865,10 +878,21 @@ pub static OPTS: &[Opt] = &[
         long: "json",
         doc: Doc::Row(
             "list as JSON instead of ipvsadm's table (with\n\
-             --flush-conns: print the count as JSON)",
+             --flush-conns: print the count as JSON; with\n\
+             --monitor: one JSON object a line)",
         ),
         role: Role::Option(JSON),
         report: 25,
+        ..OPT
+    },
+    Opt {
+        long: "timestamp",
+        doc: Doc::Row(
+            "with --monitor: begin each line with the local\n\
+             time, HH:MM:SS.mmm (\"time\" in JSON)",
+        ),
+        role: Role::Option(MONITOR),
+        report: 46,
         ..OPT
     },
     // The options of --start-daemon, in ipvsadm's order.
@@ -971,6 +995,7 @@ mod tests {
             SetOption,
             StartDaemon,
             StopDaemon,
+            Monitor,
         ] {
             let n = OPTS
                 .iter()
@@ -1042,5 +1067,10 @@ mod tests {
         assert!(!by_id("syncid").allowed_with(List));
         assert!(by_id("json").allowed_with(List));
         assert!(!by_id("json").allowed_with(StartDaemon));
+        assert_eq!(command(Monitor).names(), ["--monitor"]);
+        assert!(by_id("json").allowed_with(Monitor));
+        assert!(by_id("timestamp").allowed_with(Monitor));
+        assert!(!by_id("timestamp").allowed_with(List));
+        assert!(!by_id("tcp-service").allowed_with(Monitor));
     }
 }

@@ -451,7 +451,8 @@ fn time_of_day() -> String {
 
 /// SIGINT and SIGTERM end `--monitor` with status 0: every line it
 /// printed is out already (each is flushed), and there is nothing to
-/// undo.
+/// undo. A signal ignored when rvsadm started stays ignored, as the shell
+/// wants it for SIGINT in `rvsadm --monitor &`.
 fn exit_on_interrupt() {
     extern "C" fn leave(_: libc::c_int) {
         // SAFETY: _exit is async-signal-safe and ends the process.
@@ -459,9 +460,20 @@ fn exit_on_interrupt() {
     }
     let handler = leave as extern "C" fn(libc::c_int);
     for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: the handler only calls _exit, which a signal handler
-        // may call.
-        unsafe { libc::signal(sig, handler as libc::sighandler_t) };
+        // SAFETY: all-zero is a valid `sigaction` (no handler, no flags,
+        // an empty mask), which sigaction(2) reads or overwrites.
+        let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
+        // SAFETY: a query: `act` is live and receives the disposition.
+        let ok = unsafe { libc::sigaction(sig, std::ptr::null(), &mut act) } == 0;
+        if !ok || act.sa_sigaction == libc::SIG_IGN {
+            continue;
+        }
+        // SAFETY: all-zero, as above.
+        let mut new: libc::sigaction = unsafe { std::mem::zeroed() };
+        new.sa_sigaction = handler as libc::sighandler_t;
+        // SAFETY: `new` is live; its handler only calls _exit, which a
+        // signal handler may call.
+        unsafe { libc::sigaction(sig, &new, std::ptr::null_mut()) };
     }
 }
 

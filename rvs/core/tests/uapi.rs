@@ -193,6 +193,7 @@ fn mismatches(header_src: &str) -> Vec<String> {
     let strings = [
         ("RVS_GENL_NAME", uapi::RVS_GENL_NAME),
         ("RVS_IPVS_GENL_NAME", uapi::RVS_IPVS_GENL_NAME),
+        ("RVS_GENL_MCGRP_EVENTS", uapi::RVS_GENL_MCGRP_EVENTS),
     ];
     for (name, ours) in strings {
         match h.strings.get(name) {

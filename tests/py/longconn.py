@@ -10,6 +10,10 @@ connection-sync fail-over test.
                           ones (REASON: reset, closed, timeout, garbled;
                           "dead" once an earlier batch failed). Closes the
                           connection when stdin ends.
+  longconn.py ADDR PORT later
+                          the same, but connects only once it reads a
+                          line "connect" (python starts slowly under
+                          TCG: a test starts it early, connects later).
 
 Between two batches the test moves the client's route to the VIP to
 another director: the next batch shows whether that director carried the
@@ -31,7 +35,9 @@ def round_trip(s, line):
     return None if data == line else "garbled"
 
 
-def main(addr, port):
+def main(addr, port, later=False):
+    if later and sys.stdin.readline().strip() != "connect":
+        return
     try:
         s = socket.create_connection((addr, port), timeout=5)
     except OSError as e:
@@ -68,4 +74,4 @@ def main(addr, port):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]))
+    main(sys.argv[1], int(sys.argv[2]), sys.argv[3:] == ["later"])

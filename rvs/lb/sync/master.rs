@@ -326,7 +326,8 @@ impl Master {
             return;
         };
         let mut req = [0u8; resync::REQUEST_LEN + 1];
-        let mut last_resync: Option<u64> = None;
+        // When the next whole table may be sent.
+        let mut next_resync: Option<u64> = None;
         loop {
             self.send_queued(&socks.main, false, false);
             if let Some(r) = &socks.resync {
@@ -334,19 +335,17 @@ impl Master {
                 while let Ok(len) = r.recv(&mut req) {
                     asked |= resync::is_request_for(req.get(..len).unwrap_or(&[]), self.cfg.syncid);
                 }
-                // At most one whole table every RESYNC_INTERVAL_SECS: a
-                // forged request on the link cannot make the master send
-                // its table in a loop.
+                // At most one whole table every RESYNC_INTERVAL_SECS (an
+                // empty one every second, so that a backup that asked
+                // before the first connection asks again soon): a forged
+                // request on the link cannot make the master send its
+                // table in a loop.
                 let now = jiffies();
-                let quiet = match last_resync {
-                    Some(t) => {
-                        expiry::expired(t.wrapping_add(secs_to_jiffies(RESYNC_INTERVAL_SECS)), now)
-                    }
-                    None => true,
-                };
+                let quiet = next_resync.map_or(true, |t| expiry::expired(t, now));
                 if asked && quiet {
-                    last_resync = Some(now);
                     let n = self.resync(ns, &socks.main);
+                    let wait = if n == 0 { 1 } else { RESYNC_INTERVAL_SECS };
+                    next_resync = Some(now.wrapping_add(secs_to_jiffies(wait)));
                     DaemonStats::add(&self.stats.resyncs, 1);
                     pr_info!(
                         "sync: a backup asked for the whole table: {} connections sent\n",

@@ -123,7 +123,7 @@ pub const FULL_LOG_INTERVAL_SECS: u32 = 10;
 
 /// Whether an entry is embryonic (see the module documentation). `tcp`:
 /// the entry is TCP (else UDP or SCTP, whose lone INIT is embryonic too);
-/// `in_pkts`: packets seen from the client, saturating.
+/// `in_pkts`: packets seen from the client (never back to 0 or 1 once past).
 pub fn is_embryonic(tcp: bool, state: TcpState, in_pkts: u8) -> bool {
     if tcp {
         matches!(state, TcpState::None | TcpState::SynRecv | TcpState::Synack)

@@ -93,7 +93,8 @@ pub(crate) struct Conn {
     /// a real server; carries no traffic and counts as a persistent
     /// connection, not an active or inactive one.
     pub(crate) template: bool,
-    /// Packets seen from the client, saturating at 255.
+    /// Packets seen from the client; past 255 it goes back to 6 (see
+    /// `Conn::update`).
     pub(super) in_pkts: AtomicU8,
     /// Jiffies (low 32 bits) of the client's last packet.
     pub(super) last_in: AtomicU32,

@@ -128,22 +128,25 @@ pub fn get_u32(kind: u16, p: &[u8]) -> Result<u32, AttrError> {
     }
 }
 
+/// One attribute, padded, as the kernel lays it out: for the tests of
+/// the decoders that read attributes.
+#[cfg(test)]
+pub(crate) fn test_attr(kind: u16, payload: &[u8]) -> std::vec::Vec<u8> {
+    let len = (NLA_HDRLEN + payload.len()) as u16;
+    let mut v = std::vec::Vec::new();
+    v.extend_from_slice(&len.to_ne_bytes());
+    v.extend_from_slice(&kind.to_ne_bytes());
+    v.extend_from_slice(payload);
+    while v.len() % 4 != 0 {
+        v.push(0);
+    }
+    v
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_attr as attr;
     use super::*;
-    use std::vec::Vec;
-
-    fn attr(kind: u16, payload: &[u8]) -> Vec<u8> {
-        let len = (NLA_HDRLEN + payload.len()) as u16;
-        let mut v = Vec::new();
-        v.extend_from_slice(&len.to_ne_bytes());
-        v.extend_from_slice(&kind.to_ne_bytes());
-        v.extend_from_slice(payload);
-        while v.len() % 4 != 0 {
-            v.push(0);
-        }
-        v
-    }
 
     #[test]
     fn parses_aligned_stream() {

@@ -328,17 +328,7 @@ mod tests {
         assert_eq!(parse_drain(&short).unwrap_err().errno, EINVAL);
     }
 
-    fn attr(kind: u16, payload: &[u8]) -> Vec<u8> {
-        let len = (4 + payload.len()) as u16;
-        let mut v = Vec::new();
-        v.extend_from_slice(&len.to_ne_bytes());
-        v.extend_from_slice(&kind.to_ne_bytes());
-        v.extend_from_slice(payload);
-        while v.len() % 4 != 0 {
-            v.push(0);
-        }
-        v
-    }
+    use super::super::nlattr::test_attr as attr;
 
     fn v4(a: [u8; 4]) -> [u8; 16] {
         let mut x = [0u8; 16];

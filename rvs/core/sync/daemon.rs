@@ -186,20 +186,9 @@ pub fn parse_new(nest: &[u8]) -> Result<DaemonConfig, ConfigError> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::super::nlattr::test_attr as attr;
     use super::*;
     use std::vec::Vec;
-
-    fn attr(kind: u16, payload: &[u8]) -> Vec<u8> {
-        let len = (4 + payload.len()) as u16;
-        let mut v = Vec::new();
-        v.extend_from_slice(&len.to_ne_bytes());
-        v.extend_from_slice(&kind.to_ne_bytes());
-        v.extend_from_slice(payload);
-        while v.len() % 4 != 0 {
-            v.push(0);
-        }
-        v
-    }
 
     fn nest(parts: &[Vec<u8>]) -> Vec<u8> {
         parts.concat()

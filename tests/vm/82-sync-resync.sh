@@ -64,7 +64,7 @@ SYNCID=82 MAC1=02:00:0a:00:00:0b MAC2=02:00:0a:00:00:0c
 # How long D1's new backup has to list the connections (its requests go
 # out at 0, 2 and 4 s).
 WAIT=10
-TABLE_SENT="sync: a backup asked for the whole table"
+TABLE_SENT="a backup asked for the whole table"
 
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
 

@@ -348,7 +348,9 @@ impl Master {
                     next_resync = Some(now.wrapping_add(secs_to_jiffies(wait)));
                     DaemonStats::add(&self.stats.resyncs, 1);
                     pr_info!(
-                        "sync: a backup asked for the whole table: {} connections sent\n",
+                        "sync: master on {:?}, syncid {}: a backup asked for the whole table: {} connections sent\n",
+                        self.cfg.ifname(),
+                        self.cfg.syncid,
                         n
                     );
                 }

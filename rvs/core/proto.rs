@@ -552,6 +552,13 @@ impl ConnState {
         })
     }
 
+    /// The counter its server counts the entry in; `None` once the entry
+    /// left the table.
+    pub fn counted(&self) -> Option<Counted> {
+        let w = self.0.load(Ordering::Relaxed);
+        (w != GONE).then(|| counted(w))
+    }
+
     /// The SCTP state of an SCTP entry; `None` for other entries and once
     /// the entry left the table.
     pub fn get_sctp(&self) -> Option<SctpState> {

@@ -305,11 +305,7 @@ impl Conn {
 
     /// Whether its server counts it as active (IPVS: no INACTIVE flag).
     pub(crate) fn is_active(&self) -> bool {
-        if let Some(s) = self.state.get_sctp() {
-            s.is_active()
-        } else {
-            crate::rvs_core::proto::is_active(self.state())
-        }
+        self.state.counted() == Some(Counted::Active)
     }
 
     /// Its expiry, in jiffies.

@@ -226,7 +226,9 @@ fn request(
     } else {
         Dir::Input
     };
-    let before = conn.sync_state();
+    // A sync master (rare) needs the state before this packet.
+    let master = ns.sync.master.get(g).filter(|_| !one_packet);
+    let before = master.map(|_| conn.sync_state());
     conns.update(
         conn,
         dir,
@@ -235,7 +237,7 @@ fn request(
         ns.limits().secure_tcp,
     );
     // A sync master sends the connection if IPVS would (lb::sync::master).
-    if let (Some(m), false) = (ns.sync.master.get(g), one_packet) {
+    if let (Some(m), Some(before)) = (master, before) {
         m.conn_seen(ns, conn, before, skb.fwmark(), g);
     }
     if let Some(s) = pkt.seq {
@@ -709,7 +711,8 @@ fn seen_reply(
     len: usize,
     g: &ReadGuard,
 ) {
-    let before = conn.sync_state();
+    let master = ns.sync.master.get(g);
+    let before = master.map(|_| conn.sync_state());
     conns.update(
         conn,
         Dir::Output,
@@ -720,7 +723,7 @@ fn seen_reply(
     // The server's packet changed the state (its FIN, its reset): a sync
     // master sends that at once (IPVS at the client's next packet). The
     // fwmark is not known here; the backup finds the service by address.
-    if let Some(m) = ns.sync.master.get(g) {
+    if let (Some(m), Some(before)) = (master, before) {
         if conn.sync_state() != before {
             m.conn_seen(ns, conn, before, 0, g);
         }

@@ -244,6 +244,12 @@ pub enum FwdMethod {
     /// local addresses and a port of its own, so replies come back to the
     /// director whatever the real server's routes.
     FullNat,
+    /// ENAT (`--enat`, Alibaba's "enhanced NAT", an rvs addition): the
+    /// request leaves from the VIP and a port of its own toward the real
+    /// server at the service's port, the client's address rides in a TCP
+    /// option of its SYN, and the real server's companion module
+    /// (rvs_rs.ko) sends the replies straight to the client.
+    Enat,
 }
 
 /// Mask of the forwarding method bits in IPVS connection flags.
@@ -259,6 +265,7 @@ impl FwdMethod {
             FwdMethod::Tunnel => uapi::RVS_CONN_F_TUNNEL,
             FwdMethod::Route => uapi::RVS_CONN_F_DROUTE,
             FwdMethod::FullNat => uapi::RVS_CONN_F_FULLNAT,
+            FwdMethod::Enat => uapi::RVS_CONN_F_ENAT,
         }
     }
 
@@ -270,6 +277,7 @@ impl FwdMethod {
             FwdMethod::Route => "Route",
             FwdMethod::Local => "Local",
             FwdMethod::FullNat => "FullNat",
+            FwdMethod::Enat => "Enat",
         }
     }
 
@@ -284,6 +292,13 @@ impl FwdMethod {
     pub fn replies_bypass_director(self) -> bool {
         !matches!(self, FwdMethod::Masq | FwdMethod::FullNat)
     }
+
+    /// Whether a connection leaves the director from a port allocated
+    /// for it (FullNAT's local address, ENAT's VIP), which the connection
+    /// holds in the port table.
+    pub fn has_local_port(self) -> bool {
+        matches!(self, FwdMethod::FullNat | FwdMethod::Enat)
+    }
 }
 
 /// Decodes the destination's forwarding method attribute. As in IPVS only
@@ -296,6 +311,7 @@ pub fn validate_fwd_method(v: u32) -> Result<FwdMethod, ConfigError> {
         2 => Ok(FwdMethod::Tunnel),
         3 => Ok(FwdMethod::Route),
         5 => Ok(FwdMethod::FullNat),
+        6 => Ok(FwdMethod::Enat),
         _ => Err(ConfigError::new(EINVAL, c"unknown forwarding method")),
     }
 }
@@ -376,7 +392,7 @@ pub fn port_mapping_allowed(
     } else {
         Err(ConfigError::new(
             EINVAL,
-            c"port mapping needs masquerading (-m)",
+            c"port mapping needs masquerading (-m) or FullNAT",
         ))
     }
 }
@@ -447,7 +463,8 @@ mod tests {
         // Other flag bits are ignored, as IPVS masks with FWD_MASK.
         assert_eq!(validate_fwd_method(0x0100 | 3), Ok(FwdMethod::Route));
         assert_eq!(validate_fwd_method(5), Ok(FwdMethod::FullNat));
-        for v in [4u32, 6, 7] {
+        assert_eq!(validate_fwd_method(6), Ok(FwdMethod::Enat));
+        for v in [4u32, 7] {
             assert_eq!(validate_fwd_method(v).unwrap_err().errno, EINVAL);
         }
         assert_eq!(
@@ -460,9 +477,19 @@ mod tests {
             FwdMethod::Route,
             FwdMethod::Local,
             FwdMethod::FullNat,
+            FwdMethod::Enat,
         ] {
             assert_eq!(validate_fwd_method(m.to_uapi()), Ok(m));
         }
+        // ENAT: no port mapping, replies bypass the director, a local
+        // port per connection (as FullNAT's).
+        assert_eq!(FwdMethod::Enat.name(), "Enat");
+        assert!(!FwdMethod::Enat.allows_port_mapping());
+        assert!(FwdMethod::Enat.replies_bypass_director());
+        assert!(FwdMethod::Enat.has_local_port() && FwdMethod::FullNat.has_local_port());
+        assert!(!FwdMethod::Masq.has_local_port() && !FwdMethod::Route.has_local_port());
+        assert!(port_mapping_allowed(FwdMethod::Enat, 80, 8080).is_err());
+        assert!(port_mapping_allowed(FwdMethod::Enat, 80, 80).is_ok());
         assert_eq!(FwdMethod::Local.name(), "Local");
         assert!(FwdMethod::Local.replies_bypass_director());
         assert!(!FwdMethod::Local.allows_port_mapping());
@@ -621,7 +648,7 @@ mod tests {
                 port_mapping_allowed(f, 80, 8080),
                 Err(ConfigError::new(
                     EINVAL,
-                    c"port mapping needs masquerading (-m)"
+                    c"port mapping needs masquerading (-m) or FullNAT"
                 ))
             );
         }

@@ -11,11 +11,18 @@
 //! header instead, in the format of Alibaba's LVS and DPVS that TOA
 //! readers on real servers understand: kind 254, length 8, the client's
 //! port then its IPv4 address; for IPv6 (DPVS's form) length 20, the port
-//! then the 16-byte address. The option goes into the client's first
-//! segments after its SYN (the handshake's ACK and the first data), where
-//! a TOA reader looks for it. To keep those segments within the path the
-//! real server announced, the MSS of the real server's SYN-ACK is lowered
-//! by the option's length on its way to the client.
+//! then the 16-byte address. The option goes into the client's SYN (for
+//! the real server's companion module, rvs_rs.ko, which restores the
+//! client's address from the first packet) and its first segments after
+//! it (the handshake's ACK and the first data), where a TOA reader looks
+//! for it. To keep those segments within the path the real server
+//! announced, the MSS of the real server's SYN-ACK is lowered by the
+//! option's length on its way to the client.
+//!
+//! ENAT's option has the same layout under the other experimental kind
+//! (RFC 4727), 253, and goes into the client's SYNs only: the companion
+//! needs it there, and a TOA reader looking for 254 never mistakes an ENAT
+//! connection (whose source is the VIP) for a FullNAT one.
 
 #![forbid(unsafe_code)]
 
@@ -25,6 +32,8 @@ use super::uapi::{RVS_LADDRS_MAX, RVS_LADDR_ATTR_ADDR};
 
 /// TCP option kind of the client address option (TOA).
 pub const TOA_KIND: u8 = 254;
+/// TCP option kind of ENAT's client address option (same layout).
+pub const ENAT_KIND: u8 = 253;
 /// Its length with an IPv4 address.
 pub const TOA_LEN_V4: usize = 8;
 /// Its length with an IPv6 address.
@@ -37,13 +46,20 @@ pub const TCP_HLEN_MAX: usize = 60;
 /// segment).
 pub const TOA_LAST_PACKET: u8 = 4;
 
-/// The TOA option for client `addr:port` of family `af` into `out`;
+/// The client address option of kind `kind` ([`TOA_KIND`] or
+/// [`ENAT_KIND`]) for client `addr:port` of family `af` into `out`;
 /// returns its length.
-pub fn toa_option(af: AddrFamily, addr: &[u8; 16], port: u16, out: &mut [u8; TOA_LEN_V6]) -> usize {
+pub fn toa_option(
+    kind: u8,
+    af: AddrFamily,
+    addr: &[u8; 16],
+    port: u16,
+    out: &mut [u8; TOA_LEN_V6],
+) -> usize {
     let [p0, p1] = port.to_be_bytes();
     let len = toa_len(af);
-    let [kind, olen, hi, lo, rest @ ..] = out;
-    (*kind, *olen, *hi, *lo) = (TOA_KIND, len as u8, p0, p1);
+    let [k, olen, hi, lo, rest @ ..] = out;
+    (*k, *olen, *hi, *lo) = (kind, len as u8, p0, p1);
     for (dst, src) in rest.iter_mut().zip(addr.iter()).take(af.addr_len()) {
         *dst = *src;
     }
@@ -61,8 +77,15 @@ pub fn toa_len(af: AddrFamily) -> usize {
 /// The client address and port in a TOA option found in the options of
 /// TCP header `tcp` (for tests and readers): `None` if there is none.
 pub fn find_toa(af: AddrFamily, tcp: &[u8]) -> Option<([u8; 16], u16)> {
+    find_client_option(TOA_KIND, af, tcp)
+}
+
+/// The client address and port in an option of kind `want_kind` (of the
+/// family's length) found in the options of TCP header `tcp`; `None` if
+/// there is none. The first such option counts.
+pub fn find_client_option(want_kind: u8, af: AddrFamily, tcp: &[u8]) -> Option<([u8; 16], u16)> {
     let want = toa_len(af);
-    let (at, _, len) = options(tcp).find(|&(_, kind, len)| kind == TOA_KIND && len == want)?;
+    let (at, _, len) = options(tcp).find(|&(_, kind, len)| kind == want_kind && len == want)?;
     let opt = tcp.get(at..at.checked_add(len)?)?;
     let [_, _, hi, lo, rest @ ..] = opt else {
         return None;
@@ -235,15 +258,50 @@ mod tests {
     #[test]
     fn toa_bytes_v4_and_v6() {
         let mut o = [0u8; TOA_LEN_V6];
-        let n = toa_option(AddrFamily::Inet, &v4([10, 0, 0, 2]), 40000, &mut o);
+        let n = toa_option(
+            TOA_KIND,
+            AddrFamily::Inet,
+            &v4([10, 0, 0, 2]),
+            40000,
+            &mut o,
+        );
         assert_eq!(&o[..n], &[254, 8, 0x9c, 0x40, 10, 0, 0, 2]);
         let mut a6 = [0u8; 16];
         a6[0] = 0xfd;
         a6[15] = 2;
-        let n = toa_option(AddrFamily::Inet6, &a6, 1, &mut o);
+        let n = toa_option(TOA_KIND, AddrFamily::Inet6, &a6, 1, &mut o);
         assert_eq!(n, 20);
         assert_eq!(&o[..4], &[254, 20, 0, 1]);
         assert_eq!(&o[4..20], &a6);
+    }
+
+    #[test]
+    fn enat_option_is_toa_under_kind_253() {
+        let mut o = [0u8; TOA_LEN_V6];
+        let n = toa_option(
+            ENAT_KIND,
+            AddrFamily::Inet,
+            &v4([10, 0, 0, 2]),
+            40000,
+            &mut o,
+        );
+        assert_eq!(&o[..n], &[253, 8, 0x9c, 0x40, 10, 0, 0, 2]);
+        let h = tcp_with(&o[..n]);
+        assert_eq!(
+            find_client_option(ENAT_KIND, AddrFamily::Inet, &h),
+            Some((v4([10, 0, 0, 2]), 40000))
+        );
+        // Neither kind is mistaken for the other.
+        assert_eq!(find_toa(AddrFamily::Inet, &h), None);
+        let n = toa_option(
+            TOA_KIND,
+            AddrFamily::Inet,
+            &v4([10, 0, 0, 2]),
+            40000,
+            &mut o,
+        );
+        let h = tcp_with(&o[..n]);
+        assert_eq!(find_client_option(ENAT_KIND, AddrFamily::Inet, &h), None);
     }
 
     /// A TCP header with `opts` (padded with NOPs to a multiple of 4).
@@ -261,7 +319,13 @@ mod tests {
     #[test]
     fn find_toa_reads_what_toa_option_wrote() {
         let mut o = [0u8; TOA_LEN_V6];
-        let n = toa_option(AddrFamily::Inet, &v4([192, 0, 2, 9]), 5555, &mut o);
+        let n = toa_option(
+            TOA_KIND,
+            AddrFamily::Inet,
+            &v4([192, 0, 2, 9]),
+            5555,
+            &mut o,
+        );
         // After a timestamp option, as a real ACK carries.
         let mut opts = vec![1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2];
         opts.extend_from_slice(&o[..n]);

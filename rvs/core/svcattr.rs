@@ -37,6 +37,28 @@ impl ServiceKey {
     pub fn is_fwmark(&self) -> bool {
         self.fwmark != 0
     }
+
+    /// Whether real servers of this service may use `fwd`: ENAT needs a
+    /// TCP service given by address and port (its client's address rides
+    /// in a TCP option; a mark service may carry UDP too).
+    pub fn check_fwd(&self, fwd: FwdMethod) -> Result<(), ConfigError> {
+        if fwd != FwdMethod::Enat {
+            return Ok(());
+        }
+        if self.is_fwmark() {
+            return Err(ConfigError::new(
+                EINVAL,
+                c"ENAT needs a TCP service given by address and port, not a firewall mark",
+            ));
+        }
+        if self.protocol != IPPROTO_TCP {
+            return Err(ConfigError::new(
+                EINVAL,
+                c"ENAT needs a TCP service: UDP and SCTP have no header option to carry the client's address",
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// `RVS_SVC_F_PERSISTENT` (IPVS's `IP_VS_SVC_F_PERSISTENT`).
@@ -308,6 +330,30 @@ pub fn parse_drain(nest: &[u8]) -> Result<Option<u32>, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn enat_needs_a_tcp_address_service() {
+        let key = |protocol: u8, fwmark: u32| ServiceKey {
+            af: AddrFamily::Inet,
+            protocol,
+            addr: [0; 16],
+            port: if fwmark == 0 { 80 } else { 0 },
+            fwmark,
+        };
+        assert!(key(6, 0).check_fwd(FwdMethod::Enat).is_ok());
+        for k in [key(17, 0), key(132, 0), key(6, 7)] {
+            let e = k.check_fwd(FwdMethod::Enat).unwrap_err();
+            assert_eq!(e.errno, EINVAL);
+            assert!(e
+                .msg
+                .to_str()
+                .unwrap()
+                .starts_with("ENAT needs a TCP service"));
+            // Other methods are not concerned.
+            assert!(k.check_fwd(FwdMethod::FullNat).is_ok());
+            assert!(k.check_fwd(FwdMethod::Masq).is_ok());
+        }
+    }
     use std::vec::Vec;
 
     #[test]

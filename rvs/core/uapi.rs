@@ -54,6 +54,7 @@ uapi_consts! {
     RVS_CONN_F_DROUTE: u32 = 0x0003;
     RVS_CONN_F_BYPASS: u32 = 0x0004;
     RVS_CONN_F_FULLNAT: u32 = 0x0005;
+    RVS_CONN_F_ENAT: u32 = 0x0006;
 
     RVS_DEST_WEIGHT_MAX: u32 = 65535;
 
@@ -221,7 +222,8 @@ uapi_consts! {
     RVS_INFO_ATTR_VIP_GUARDED: u16 = 8;
     RVS_INFO_ATTR_CONN_FLUSHED: u16 = 9;
     RVS_INFO_ATTR_FULLNAT_NO_PORT: u16 = 10;
-    RVS_INFO_ATTR_MAX: u16 = 10;
+    RVS_INFO_ATTR_ENAT_NO_ROOM: u16 = 11;
+    RVS_INFO_ATTR_MAX: u16 = 11;
 }
 
 /// Size in bytes of `struct rvs_flags { __u32 flags; __u32 mask; }`.

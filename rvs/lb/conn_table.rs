@@ -75,6 +75,9 @@ pub(crate) struct ConnTable {
     pub(super) no_port: AtomicU64,
     /// Jiffies of the last "no free local port" warning (0 = never).
     pub(super) last_no_port_log: AtomicU64,
+    /// ENAT client SYNs dropped: no room in their TCP header for the
+    /// option that carries the client's address.
+    pub(super) enat_no_room: AtomicU64,
     /// The bucket the next insert-time eviction scan starts at.
     pub(super) evict_cursor: AtomicU32,
     /// Jiffies of the last "table full" warning (0 = never).
@@ -112,6 +115,7 @@ impl ConnTable {
             ports_count: AtomicU32::new(0),
             no_port: AtomicU64::new(0),
             last_no_port_log: AtomicU64::new(0),
+            enat_no_room: AtomicU64::new(0),
             hints,
             bits,
             key: SipKey::from_bytes(&key),
@@ -447,10 +451,10 @@ impl ConnTable {
             // hold none). A template's own memory, or the table's reference
             // to it (the collector may have claimed it already, see
             // `collect`), goes once this returns: controlled connections may
-            // keep it a while. A FullNAT connection's port is free again.
+            // keep it a while. A FullNAT or ENAT connection's port is free again.
             let held = c.control.take();
             if let Some(port) = held.as_deref() {
-                if c.fwd == FwdMethod::FullNat && !c.template {
+                if c.fwd.has_local_port() && !c.template {
                     self.release_port(port);
                 }
             }

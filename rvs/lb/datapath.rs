@@ -208,8 +208,8 @@ fn request(
                 one_packet = true;
                 unhashed = Conn::one_packet(tuple, fwd, dest);
                 &unhashed
-            } else if fwd == FwdMethod::FullNat {
-                match fullnat_insert(ns, conns, g, svc, tuple, dest, control) {
+            } else if fwd.has_local_port() {
+                match local_port_insert(ns, conns, g, svc, tuple, dest, control) {
                     Some(c) => c,
                     None => return Verdict::Drop,
                 }
@@ -249,15 +249,25 @@ fn request(
     if let Some(t) = &ns.tot_stats {
         t.count_in(len, new_conn);
     }
-    // FullNAT's packets stay untracked: conntrack's entry for the
-    // client's flow would never see the replies, which come to the local
-    // address.
+    // FullNAT's and ENAT's packets stay untracked: conntrack's entry for
+    // the client's flow would never see the replies, which come to the
+    // local address (FullNAT) or not to the director at all (ENAT).
     let tracking = match (ns.setting(Setting::Conntrack) != 0, one_packet) {
-        _ if conn.fwd == FwdMethod::FullNat => xmit::Tracking::Off,
+        _ if conn.fwd.has_local_port() => xmit::Tracking::Off,
         (false, _) => xmit::Tracking::Off,
         (true, false) => xmit::Tracking::On,
         (true, true) => xmit::Tracking::NoReply,
     };
+    // An ENAT SYN without room for the client's address could not open
+    // the connection at the real server: dropped and counted (a Linux
+    // client's SYN always has room; SYNs are far below any MTU).
+    if conn.fwd == FwdMethod::Enat
+        && xmit::is_client_syn(pkt)
+        && !xmit::has_room(&mut skb, pkt, u32::MAX)
+    {
+        conns.count_enat_no_room();
+        return Verdict::Drop;
+    }
     xmit::transmit(
         net,
         skb,
@@ -268,12 +278,12 @@ fn request(
     )
 }
 
-/// A new FullNAT connection: a local address of the service (picked at
-/// random), a free port on it (`lb::fullnat`), then the entry, which holds
-/// the port entry, which holds the template `control`. `None` when no
-/// port is free, the table is full or memory is short: the packet is
-/// dropped.
-fn fullnat_insert<'g>(
+/// A new FullNAT or ENAT connection: the address it leaves from (FullNAT:
+/// a local address of the service, picked at random; ENAT: the VIP), a
+/// free port on it (`lb::fullnat`), then the entry, which holds the port
+/// entry, which holds the template `control`. `None` when no port is
+/// free, the table is full or memory is short: the packet is dropped.
+fn local_port_insert<'g>(
     ns: &NetState,
     conns: &'g ConnTable,
     g: &'g ReadGuard,
@@ -282,9 +292,14 @@ fn fullnat_insert<'g>(
     dest: Arc<Dest>,
     control: Option<ControlRef>,
 ) -> Option<&'g ConnEntry> {
-    let laddrs = svc.laddrs.get(g);
-    let n = u32::try_from(laddrs.len()).ok()?;
-    let laddr = *laddrs.get(random::u32().checked_rem(n)? as usize)?;
+    let fwd = dest.fwd();
+    let laddr = if fwd == FwdMethod::Enat {
+        tuple.vaddr
+    } else {
+        let laddrs = svc.laddrs.get(g);
+        let n = u32::try_from(laddrs.len()).ok()?;
+        *laddrs.get(random::u32().checked_rem(n)? as usize)?
+    };
     let port_setting = |s| u16::try_from(ns.setting(s)).unwrap_or(u16::MAX);
     let req = PortRequest {
         tuple: &tuple,
@@ -296,16 +311,7 @@ fn fullnat_insert<'g>(
     };
     let port = conns.alloc_port(g, &req, &dest, control)?;
     let held = ControlRef::port(port);
-    let c = conns.insert(
-        g,
-        tuple,
-        FwdMethod::FullNat,
-        dest,
-        false,
-        2,
-        ns.limits(),
-        held,
-    );
+    let c = conns.insert(g, tuple, fwd, dest, false, 2, ns.limits(), held);
     // Not ours (another CPU inserted this connection first) or none: the
     // port goes back.
     if !c.is_some_and(|c| c.control.get(g).is_some_and(|p| core::ptr::eq(p, port))) {

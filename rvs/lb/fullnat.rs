@@ -3,7 +3,10 @@
 //! FullNAT's local ports: which (local address, port) each FullNAT
 //! connection leaves from, and how a reply to one finds its connection.
 //!
-//! No IPVS counterpart (DPVS and Alibaba's LVS have one).
+//! No IPVS counterpart (DPVS and Alibaba's LVS have one). ENAT
+//! connections take their port here too, on the VIP: no reply comes back
+//! to the director, but the real server's companion tells connections
+//! apart by that port.
 //!
 //! The connection table finds connections by their client, which is the
 //! destination of NAT replies; a FullNAT reply is addressed to the local
@@ -151,7 +154,7 @@ impl ConnTable {
                 .is_ok()
         {
             pr_warn!(
-                "FullNAT: no free local port in {}..{} toward a real server: new connection dropped ({} so far)\n",
+                "FullNAT/ENAT: no free local port in {}..{} toward a real server: new connection dropped ({} so far)\n",
                 req.range.0,
                 req.range.1,
                 n
@@ -204,12 +207,22 @@ impl ConnTable {
         self.lookup_holder(g, af, protocol, &caddr, cport, port)
     }
 
-    /// The local address and port of FullNAT connection `c`.
+    /// The local address and port of FullNAT or ENAT connection `c`.
     pub(crate) fn local_end(g: &ReadGuard, c: &Conn) -> Option<([u8; 16], u16)> {
-        if c.fwd != FwdMethod::FullNat || c.template {
+        if !c.fwd.has_local_port() || c.template {
             return None;
         }
         c.control.get(g).map(|p| (p.tuple.caddr, p.tuple.cport))
+    }
+
+    /// Counts an ENAT client SYN dropped for want of room for its option.
+    pub(crate) fn count_enat_no_room(&self) {
+        self.enat_no_room.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Number of ENAT client SYNs dropped for want of room for the option.
+    pub(crate) fn enat_no_room_count(&self) -> u64 {
+        self.enat_no_room.load(Ordering::Relaxed)
     }
 
     /// Number of FullNAT connections refused for want of a free port.

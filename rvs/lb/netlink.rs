@@ -432,6 +432,7 @@ fn get_info(req: &Request<'_>) -> Result {
         msg.put_u64(RVS_INFO_ATTR_CONN_EVICTED, conns.evicted(), pad)?;
         msg.put_u64(RVS_INFO_ATTR_CONN_FLUSHED, conns.flushed(), pad)?;
         msg.put_u64(RVS_INFO_ATTR_FULLNAT_NO_PORT, conns.no_port_count(), pad)?;
+        msg.put_u64(RVS_INFO_ATTR_ENAT_NO_ROOM, conns.enat_no_room_count(), pad)?;
     }
     msg.put_u64(RVS_INFO_ATTR_VIP_GUARDED, ns.guarded(), RVS_INFO_ATTR_PAD)?;
     reply.send()

@@ -192,9 +192,11 @@ pub(super) fn cfg(errno: i32, msg: &'static core::ffi::CStr) -> ModelError {
     ModelError::Config(ConfigError::new(errno, msg))
 }
 
-/// A real server's port must be the service's unless it is NAT'ed; a
+/// A real server's method must suit the service (ENAT: TCP, by address)
+/// and its port must be the service's unless it is NAT'ed; a
 /// firewall-mark service has no port, so any goes (0 keeps the packet's).
 pub(super) fn check_port(key: &ServiceKey, p: &DestParams) -> Result<(), ModelError> {
+    key.check_fwd(p.fwd).map_err(ModelError::Config)?;
     if key.is_fwmark() {
         return Ok(());
     }

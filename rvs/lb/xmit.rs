@@ -93,7 +93,7 @@ pub(crate) fn transmit(
         // The director is the server: the packet goes on to the local
         // stack as it is (IPVS's ip_vs_null_xmit), its TTL untouched.
         FwdMethod::Local => return Verdict::Accept,
-        FwdMethod::Masq | FwdMethod::FullNat => {
+        FwdMethod::Masq | FwdMethod::FullNat | FwdMethod::Enat => {
             route::route_to(net, &conn.dest.route, af, daddr, false)
         }
         FwdMethod::Route => route::route_to(net, &conn.dest.route, af, daddr, true),
@@ -142,7 +142,7 @@ pub(crate) fn transmit(
             skb.ct_reply_from(daddr, conn.tuple.dport);
         }
     }
-    if conn.fwd == FwdMethod::FullNat {
+    if conn.fwd.has_local_port() {
         let g = ReadGuard::new();
         // Gone only while the connection leaves the table.
         let Some((laddr, lport)) = ConnTable::local_end(&g, conn) else {
@@ -154,10 +154,19 @@ pub(crate) fn transmit(
         {
             return Verdict::Drop;
         }
-        if from_wire && wants_toa(&mut skb, pkt, conn, mtu) {
+        let (caddr, cport) = (&conn.tuple.caddr, conn.tuple.cport);
+        if conn.fwd == FwdMethod::Enat {
+            // Every SYN: the companion cannot take the connection without
+            // it (the datapath checked that there is room).
+            if is_client_syn(pkt)
+                && insert_toa(&mut skb, pkt, fullnat::ENAT_KIND, caddr, cport).is_err()
+            {
+                return Verdict::Drop;
+            }
+        } else if from_wire && wants_toa(&mut skb, pkt, conn, mtu) {
             // Without it the connection still works; the real server's
             // TOA reader then sees the local address.
-            let _ = insert_toa(&mut skb, pkt, &conn.tuple.caddr, conn.tuple.cport);
+            let _ = insert_toa(&mut skb, pkt, fullnat::TOA_KIND, caddr, cport);
         }
     }
     if conn.fwd == FwdMethod::Tunnel {
@@ -173,17 +182,33 @@ pub(crate) fn transmit(
 }
 
 /// Whether this client segment of FullNAT connection `conn` gets the TOA
-/// option (`rvs_core::fullnat`): TCP, one of the client's first segments
-/// after its SYN (not a SYN, not a reset), not a GSO packet, and room for
-/// the option both in its TCP header and within `mtu`.
+/// option (`rvs_core::fullnat`): TCP, the client's SYN or one of its first
+/// segments after it (not a reset), not a GSO packet, and room for the
+/// option both in its TCP header and within `mtu`.
 fn wants_toa(skb: &mut Skb<'_>, pkt: &Packet, conn: &Conn, mtu: u32) -> bool {
     let L4Event::Tcp(f) = pkt.l4 else {
         return false;
     };
     let n = conn.in_pkts.load(Ordering::Relaxed);
-    if f.syn || f.rst || !(2..=fullnat::TOA_LAST_PACKET).contains(&n) || skb.is_gso() {
+    let early = if f.syn {
+        !f.ack
+    } else {
+        (2..=fullnat::TOA_LAST_PACKET).contains(&n)
+    };
+    if !early || f.rst || skb.is_gso() {
         return false;
     }
+    has_room(skb, pkt, mtu)
+}
+
+/// Whether the packet is a client's SYN (not a SYN-ACK, not a reset).
+pub(crate) fn is_client_syn(pkt: &Packet) -> bool {
+    pkt.tcp().is_some_and(|f| f.syn && !f.ack && !f.rst)
+}
+
+/// Whether the packet has room for the client address option, both in
+/// its TCP header and within `mtu`.
+pub(crate) fn has_room(skb: &mut Skb<'_>, pkt: &Packet, mtu: u32) -> bool {
     let len = fullnat::toa_len(pkt.ip.af);
     skb.len() + len <= mtu as usize && tcp_hlen(skb, pkt).is_some_and(|h| fullnat::toa_fits(h, len))
 }
@@ -196,18 +221,18 @@ fn tcp_hlen(skb: &mut Skb<'_>, pkt: &Packet) -> Option<usize> {
     (hlen >= 20 && skb.header(l4 + hlen).is_some()).then_some(hlen)
 }
 
-/// Adds the TOA option with client `caddr:cport` to the packet's TCP
-/// options (last, before an end-of-options kind if there is one), and
+/// Adds the client address option of kind `kind` (TOA's, or ENAT's) with
+/// client `caddr:cport` to the packet's TCP options (last, before an end-of-options kind if there is one), and
 /// fixes the data offset, the IP length (and IPv4 header
 /// checksum) and the TCP checksum, which changes by the option's words,
 /// the data offset's word and the pseudo-header's length (for a
 /// CHECKSUM_PARTIAL packet only the latter: the rest is summed later).
-fn insert_toa(skb: &mut Skb<'_>, pkt: &Packet, caddr: &[u8; 16], cport: u16) -> Result {
+fn insert_toa(skb: &mut Skb<'_>, pkt: &Packet, kind: u8, caddr: &[u8; 16], cport: u16) -> Result {
     let af = pkt.ip.af;
     let l4 = pkt.ip.l4_offset;
     let hlen = tcp_hlen(skb, pkt).ok_or(EINVAL)?;
     let mut opt = [0u8; fullnat::TOA_LEN_V6];
-    let n = fullnat::toa_option(af, caddr, cport, &mut opt);
+    let n = fullnat::toa_option(kind, af, caddr, cport, &mut opt);
     let opt = opt.get(..n).ok_or(EINVAL)?;
     let tcp_len = skb.len().checked_sub(l4).ok_or(EINVAL)?;
     let old_tcp_len = u16::try_from(tcp_len).map_err(|_| EINVAL)?;

@@ -51,6 +51,13 @@
  * rewritten, the source to one of the service's local addresses
  * (RVS_SVC_ATTR_LADDRS) and a port allocated for the connection. */
 #define RVS_CONN_F_FULLNAT	0x0005
+/* rvs addition: ENAT (Alibaba's "enhanced NAT"): the request leaves from
+ * the VIP and a port allocated for the connection, toward the real
+ * server's address at the service's port, and the client's SYN carries its
+ * address in a TCP option (kind 253); the real server's companion module
+ * (rvs_rs.ko) sends the replies straight to the client, from the VIP. TCP
+ * services given by address only. */
+#define RVS_CONN_F_ENAT		0x0006
 
 /* Weight limits for real servers. */
 #define RVS_DEST_WEIGHT_MAX	65535
@@ -279,6 +286,8 @@ enum rvs_info_attr {
 	RVS_INFO_ATTR_FULLNAT_NO_PORT,	/* 10: u64 packets that would open a FullNAT connection,
 					 * dropped: no free local port (a client's
 					 * retransmitted SYNs count each) */
+	RVS_INFO_ATTR_ENAT_NO_ROOM,	/* 11: u64 client SYNs of ENAT connections dropped:
+					 * no room in their TCP header for the option */
 	__RVS_INFO_ATTR_MAX,
 };
 #define RVS_INFO_ATTR_MAX (__RVS_INFO_ATTR_MAX - 1)

@@ -155,7 +155,8 @@ impl Master {
         fwmark: u32,
         g: &ReadGuard,
     ) {
-        if conn.fwd == FwdMethod::FullNat {
+        // IPVS's format has no local port: FullNAT and ENAT stay local.
+        if conn.fwd.has_local_port() {
             return;
         }
         let s = &settings(ns);
@@ -299,7 +300,7 @@ impl Master {
                 for b in bucket..end {
                     conns.for_each_in(&g, b, |c| {
                         if c.is_live(now)
-                            && c.fwd != FwdMethod::FullNat
+                            && !c.fwd.has_local_port()
                             && policy::resync_sends(c.template, c.tuple.protocol, c.sync_state())
                         {
                             self.append(&record(c, template_fwmark(c)));
@@ -398,7 +399,7 @@ fn record(conn: &ConnEntry, fwmark: u32) -> Record<'static> {
         FwdMethod::Tunnel => flags::TUNNEL,
         FwdMethod::Route => flags::DROUTE,
         FwdMethod::Local => flags::LOCALNODE,
-        FwdMethod::FullNat => flags::MASQ,
+        FwdMethod::FullNat | FwdMethod::Enat => flags::MASQ,
     };
     let mut f = fwd;
     if conn.template {

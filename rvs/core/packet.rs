@@ -67,6 +67,17 @@ pub enum ParseError {
 }
 
 impl ParseError {
+    /// How many linear bytes the parser asked for, if that is why it
+    /// stopped.
+    pub fn needed(self) -> Option<usize> {
+        match self {
+            ParseError::NeedMore { needed } => Some(needed),
+            _ => None,
+        }
+    }
+}
+
+impl ParseError {
     /// A short description for log messages.
     pub fn msg(self) -> &'static str {
         match self {
@@ -415,6 +426,50 @@ impl IpInfo {
     }
 }
 
+/// Writes address `addr` (16-byte form) and port `port` (host order)
+/// into one end of the linear headers `h` of a packet of family `af`
+/// whose transport header (TCP or UDP: ports first) is at `l4`: the
+/// source if `source`, else the destination; renews an IPv4 header's
+/// checksum. Returns the old address (16-byte form) and port (wire
+/// order), for the caller's transport checksum update; `None` if `h` is
+/// too short (nothing written then).
+pub fn write_end(
+    h: &mut [u8],
+    af: AddrFamily,
+    l4: usize,
+    source: bool,
+    addr: &[u8; 16],
+    port: u16,
+) -> Option<([u8; 16], [u8; 2])> {
+    let (src_at, dst_at, alen) = addr_offsets(af);
+    let (addr_at, port_at) = if source {
+        (src_at, l4)
+    } else {
+        (dst_at, l4.checked_add(2)?)
+    };
+    let addr_end = addr_at.checked_add(alen)?;
+    let port_end = port_at.checked_add(2)?;
+    // The address lies in the IP header, the port after it.
+    if l4 < addr_end || h.len() < port_end {
+        return None;
+    }
+    let old_addr = addr16(h.get(addr_at..addr_end)?);
+    let old_port: [u8; 2] = h.get(port_at..port_end)?.try_into().ok()?;
+    h.get_mut(addr_at..addr_end)?
+        .copy_from_slice(addr.get(..alen)?);
+    h.get_mut(port_at..port_end)?
+        .copy_from_slice(&port.to_be_bytes());
+    if af == AddrFamily::Inet {
+        let iph = h.get_mut(..l4)?;
+        iph.get_mut(IPV4_CHECK_OFFSET..IPV4_CHECK_OFFSET + 2)?
+            .fill(0);
+        let sum = ip_header_checksum(iph);
+        iph.get_mut(IPV4_CHECK_OFFSET..IPV4_CHECK_OFFSET + 2)?
+            .copy_from_slice(&sum.to_be_bytes());
+    }
+    Some((old_addr, old_port))
+}
+
 /// Byte offsets of the source and destination address in the fixed IP
 /// header of `af`, and the address length.
 pub fn addr_offsets(af: AddrFamily) -> (usize, usize, usize) {
@@ -722,6 +777,37 @@ pub fn pseudo_csum_replace2(check: u16, old: u16, new: u16) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn write_end_rewrites_one_end_and_the_ipv4_checksum() {
+        // IPv4 + the first 4 bytes of a TCP header.
+        let mut h = [0u8; 24];
+        h[0] = 0x45;
+        h[12..16].copy_from_slice(&[10, 0, 0, 1]);
+        h[16..20].copy_from_slice(&[10, 0, 0, 2]);
+        h[20..24].copy_from_slice(&[0x1f, 0x90, 0, 80]);
+        let mut a = [0u8; 16];
+        a[..4].copy_from_slice(&[192, 0, 2, 7]);
+        let (old, port) = write_end(&mut h, AddrFamily::Inet, 20, true, &a, 1234).unwrap();
+        assert_eq!(&old[..4], &[10, 0, 0, 1]);
+        assert_eq!(port, [0x1f, 0x90]);
+        assert_eq!(&h[12..16], &[192, 0, 2, 7]);
+        assert_eq!(&h[20..22], &1234u16.to_be_bytes());
+        assert_eq!(&h[16..20], &[10, 0, 0, 2], "the other end is untouched");
+        assert!(ip_header_checksum_ok(&h[..20]));
+        let (old, port) = write_end(&mut h, AddrFamily::Inet, 20, false, &a, 8080).unwrap();
+        assert_eq!((&old[..4], port), (&[10u8, 0, 0, 2][..], [0, 80]));
+        assert!(ip_header_checksum_ok(&h[..20]));
+        // Too short: nothing written.
+        let before = h;
+        assert!(write_end(&mut h[..21], AddrFamily::Inet, 20, false, &a, 1).is_none());
+        assert_eq!(h, before);
+        let mut v6 = [0u8; 44];
+        assert!(write_end(&mut v6, AddrFamily::Inet6, 40, false, &[7; 16], 9).is_some());
+        assert_eq!(&v6[24..40], &[7; 16]);
+        assert_eq!(&v6[42..44], &[0, 9]);
+        assert!(write_end(&mut v6, AddrFamily::Inet6, 20, true, &[7; 16], 9).is_none());
+    }
     use std::vec;
     use std::vec::Vec;
 

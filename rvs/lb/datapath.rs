@@ -41,6 +41,14 @@ use kernel::sync::Arc;
 /// The hooks call the namespace's state (registered by
 /// `NetState::activate`).
 impl HookHandler for NetState {
+    /// IPVS's points (`crate::sys::hooks::HookPoint`).
+    const POINTS: &'static [HookPoint] = &[
+        HookPoint::LocalInReply,
+        HookPoint::LocalInRequest,
+        HookPoint::LocalOutRequest,
+        HookPoint::ForwardReply,
+    ];
+
     fn hook(&self, point: HookPoint, af: AddrFamily, net: &Net, skb: Skb<'_>) -> Verdict {
         handle(point, af, self, net, skb)
     }
@@ -81,6 +89,8 @@ pub(crate) fn handle(
         HookPoint::LocalInReply | HookPoint::ForwardReply => {
             reply(point, ns, conns, net, skb, &pkt, &g)
         }
+        // Not registered by the load balancer (`POINTS`).
+        HookPoint::PreRoutingEarly | HookPoint::LocalOutLate => Verdict::Accept,
     }
 }
 
@@ -308,6 +318,7 @@ fn local_port_insert<'g>(
             port_setting(Setting::FullnatPortMin),
             port_setting(Setting::FullnatPortMax),
         ),
+        fwd,
     };
     let port = conns.alloc_port(g, &req, &dest, control)?;
     let held = ControlRef::port(port);

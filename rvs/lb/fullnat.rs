@@ -56,6 +56,8 @@ pub(crate) struct PortRequest<'a> {
     pub(crate) laddr: [u8; 16],
     /// The range its port comes from (`fullnat_port_min..=max`).
     pub(crate) range: (u16, u16),
+    /// FullNAT or ENAT (for the log).
+    pub(crate) fwd: FwdMethod,
 }
 
 impl Tuple {
@@ -154,7 +156,8 @@ impl ConnTable {
                 .is_ok()
         {
             pr_warn!(
-                "FullNAT/ENAT: no free local port in {}..{} toward a real server: new connection dropped ({} so far)\n",
+                "{}: no free local port in {}..{} toward a real server: new connection dropped ({} so far)\n",
+                if req.fwd == FwdMethod::Enat { "ENAT" } else { "FullNAT" },
                 req.range.0,
                 req.range.1,
                 n

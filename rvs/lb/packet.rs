@@ -38,48 +38,22 @@ impl Packet {
     }
 }
 
-/// Makes the first `want` bytes of `skb` linear and parses them with
-/// `parse`, making more linear for as long as the parser asks for more
-/// than it was given (`Err(Some(needed))`). The parsers' contract is that
-/// `needed` stays within the packet, so this ends: with a value, or `None`
-/// when the parser refuses or the bytes cannot be made linear.
-fn pull_parse<T>(
-    skb: &mut Skb<'_>,
-    mut want: usize,
-    mut parse: impl FnMut(&[u8]) -> Result<T, Option<usize>>,
-) -> Option<T> {
-    loop {
-        match parse(skb.header(want)?) {
-            Ok(v) => return Some(v),
-            Err(Some(more)) if more > want => want = more,
-            Err(_) => return None,
-        }
-    }
-}
-
 /// How many linear bytes a parser asked for, if that is why it stopped.
 fn needed(e: ParseError) -> Option<usize> {
-    match e {
-        ParseError::NeedMore { needed } => Some(needed),
-        _ => None,
-    }
+    e.needed()
 }
 
 /// Parses the IPv4 header (options included), making it linear (for ICMP
 /// errors).
 pub(crate) fn parse_ipv4(skb: &mut Skb<'_>) -> Option<Ipv4Info> {
     let pkt_len = skb.len();
-    pull_parse(skb, 20, |hdr| {
-        packet::parse_ipv4(hdr, pkt_len).map_err(needed)
-    })
+    skb.parse_linear(20, |hdr| packet::parse_ipv4(hdr, pkt_len).map_err(needed))
 }
 
 /// Parses the IPv6 header chain, making it linear (for ICMPv6 errors).
 fn parse_ipv6(skb: &mut Skb<'_>) -> Option<Ipv6Info> {
     let pkt_len = skb.len();
-    pull_parse(skb, 40, |hdr| {
-        packet::parse_ipv6(hdr, pkt_len).map_err(needed)
-    })
+    skb.parse_linear(40, |hdr| packet::parse_ipv6(hdr, pkt_len).map_err(needed))
 }
 
 /// Parses an ICMP (IPv4) or ICMPv6 error of family `af` and the packet it
@@ -105,7 +79,7 @@ pub(crate) fn parse_icmp_error(skb: &mut Skb<'_>, af: AddrFamily) -> Option<(IpI
             // and stays within the packet (parse_v6's contract), and the
             // chain is at most IPV6_MAX_EXT_HEADERS long.
             let want = icmp::linear_len_v6(outer.l4_offset, outer.total_len);
-            let q = pull_parse(skb, want, |hdr| {
+            let q = skb.parse_linear(want, |hdr| {
                 icmp::parse_v6(hdr, &outer).map_err(|e| match e {
                     IcmpSkip::Malformed(e) => needed(e),
                     _ => None,
@@ -123,17 +97,7 @@ pub(crate) fn parse_icmp_error(skb: &mut Skb<'_>, af: AddrFamily) -> Option<(IpI
 /// headers).
 pub(crate) fn parse(skb: &mut Skb<'_>, af: AddrFamily) -> Option<Packet> {
     let pkt_len = skb.len();
-    let want = match af {
-        AddrFamily::Inet => 20usize,
-        AddrFamily::Inet6 => 40usize,
-    };
-    // A GSO packet above 64 KiB (IPv4 BIG TCP) carries total length 0.
-    let parse_ip = if skb.is_gso() {
-        packet::parse_ip_gso
-    } else {
-        packet::parse_ip
-    };
-    let ip = pull_parse(skb, want, |hdr| parse_ip(af, hdr, pkt_len).map_err(needed))?;
+    let ip = skb.parse_ip(af)?;
     if ip.is_fragment {
         return None;
     }

@@ -582,35 +582,7 @@ fn write_end(
     addr: &[u8; 16],
     port: u16,
 ) -> Result<([u8; 16], [u8; 2])> {
-    let (src_at, dst_at, alen) = packet::addr_offsets(af);
-    let (addr_at, port_at) = match side {
-        Side::Source => (src_at, l4),
-        Side::Destination => (dst_at, l4 + 2),
-    };
-    let new_addr = addr.get(..alen).ok_or(EINVAL)?;
-    let mut old_addr = [0u8; 16];
-    old_addr
-        .get_mut(..alen)
-        .ok_or(EINVAL)?
-        .copy_from_slice(h.get(addr_at..addr_at + alen).ok_or(EINVAL)?);
-    let old_port: [u8; 2] = h
-        .get(port_at..port_at + 2)
-        .and_then(|s| s.try_into().ok())
-        .ok_or(EINVAL)?;
-    h.get_mut(addr_at..addr_at + alen)
-        .ok_or(EINVAL)?
-        .copy_from_slice(new_addr);
-    h.get_mut(port_at..port_at + 2)
-        .ok_or(EINVAL)?
-        .copy_from_slice(&port.to_be_bytes());
-    if af == AddrFamily::Inet {
-        let iph = h.get_mut(..l4).ok_or(EINVAL)?;
-        iph[10] = 0;
-        iph[11] = 0;
-        let sum = packet::ip_header_checksum(iph);
-        iph[10..12].copy_from_slice(&sum.to_be_bytes());
-    }
-    Ok((old_addr, old_port))
+    packet::write_end(h, af, l4, side == Side::Source, addr, port).ok_or(EINVAL)
 }
 
 /// Wraps the packet for `tunnel` (GUE or GRE header, if any) in an outer

@@ -5,11 +5,12 @@
 //! C header: [`include/linux/netfilter.h`]
 //!
 //! rvs hooks IPv4 and IPv6 at IPVS's points and priorities (see
-//! `Documentation/architecture.md`); IPv6 uses the same numbers, as
-//! IPVS does (`NF_IP6_PRI_*` equal `NF_IP_PRI_*`). [`Hooks`] registers them in one
-//! namespace and unregisters them on drop; every hook calls
-//! [`HookHandler::hook`] of the state given at registration, the way
-//! `kernel::net::phy` calls its `Driver`. `nf_unregister_net_hooks` does
+//! `Documentation/architecture.md`), the real-server companion (rvs_rs) at
+//! two points of its own; IPv6 uses the same numbers, as IPVS does
+//! (`NF_IP6_PRI_*` equal `NF_IP_PRI_*`). [`Hooks`] registers a handler's
+//! points ([`HookHandler::POINTS`]) in one namespace and unregisters them
+//! on drop; every hook calls [`HookHandler::hook`] of the state given at
+//! registration, the way `kernel::net::phy` calls its `Driver`. `nf_unregister_net_hooks` does
 //! not wait for hook calls still running (it frees the old hook array by
 //! `call_rcu`): the state the hooks see must outlive an RCU grace period
 //! after the drop, which `crate::sys::pernet` guarantees (the namespace's
@@ -39,6 +40,12 @@ pub(crate) enum HookPoint {
     LocalOutRequest = 2,
     /// FORWARD: NAT replies from real servers.
     ForwardReply = 3,
+    /// PRE_ROUTING, after defragmentation and before conntrack and
+    /// routing: what the host receives, before its stack sees it.
+    PreRoutingEarly = 4,
+    /// LOCAL_OUT, after conntrack, NAT and the filter: what the host
+    /// sends, as its stack made it.
+    LocalOutLate = 5,
 }
 
 impl HookPoint {
@@ -49,6 +56,8 @@ impl HookPoint {
             1 => Some(Self::LocalInRequest),
             2 => Some(Self::LocalOutRequest),
             3 => Some(Self::ForwardReply),
+            4 => Some(Self::PreRoutingEarly),
+            5 => Some(Self::LocalOutLate),
             _ => None,
         }
     }
@@ -57,44 +66,42 @@ impl HookPoint {
     pub(crate) fn nf_hook(self) -> NfHook {
         match self {
             Self::LocalInReply | Self::LocalInRequest => NfHook::LocalIn,
-            Self::LocalOutRequest => NfHook::LocalOut,
+            Self::LocalOutRequest | Self::LocalOutLate => NfHook::LocalOut,
             Self::ForwardReply => NfHook::Forward,
+            Self::PreRoutingEarly => NfHook::PreRouting,
+        }
+    }
+
+    /// (netfilter hook number, priority).
+    fn placement(self) -> (u32, i32) {
+        match self {
+            // Replies to clients on the director: before the request hook.
+            Self::LocalInReply => (ffi::NF_INET_LOCAL_IN, ffi::NF_IP_PRI_NAT_SRC - 2),
+            // Requests from remote clients to a virtual service.
+            Self::LocalInRequest => (ffi::NF_INET_LOCAL_IN, ffi::NF_IP_PRI_NAT_SRC - 1),
+            // Requests from clients on the director itself.
+            Self::LocalOutRequest => (ffi::NF_INET_LOCAL_OUT, ffi::NF_IP_PRI_NAT_DST + 2),
+            // NAT replies from real servers, routed through the director.
+            Self::ForwardReply => (ffi::NF_INET_FORWARD, 100),
+            // Right after defragmentation (-400), before raw (-300).
+            Self::PreRoutingEarly => (
+                ffi::NF_INET_PRE_ROUTING,
+                ffi::NF_IP_PRI_CONNTRACK_DEFRAG + 1,
+            ),
+            // After the filter (0) and security (50) tables.
+            Self::LocalOutLate => (ffi::NF_INET_LOCAL_OUT, 300),
         }
     }
 }
 
 /// What the hooks call: implemented by the state they are registered with.
 pub(crate) trait HookHandler: Send + Sync {
+    /// The points to hook, each for IPv4 and for IPv6.
+    const POINTS: &'static [HookPoint];
+
     /// Handles one packet of family `af` at `point` in namespace `net`.
     fn hook(&self, point: HookPoint, af: AddrFamily, net: &Net, skb: Skb<'_>) -> Verdict;
 }
-
-/// (hook point, netfilter hook number, priority), as IPVS registers them.
-const POINTS: [(HookPoint, u32, i32); 4] = [
-    // Replies to clients on the director: before the request hook.
-    (
-        HookPoint::LocalInReply,
-        ffi::NF_INET_LOCAL_IN,
-        ffi::NF_IP_PRI_NAT_SRC - 2,
-    ),
-    // Requests from remote clients to a virtual service.
-    (
-        HookPoint::LocalInRequest,
-        ffi::NF_INET_LOCAL_IN,
-        ffi::NF_IP_PRI_NAT_SRC - 1,
-    ),
-    // Requests from clients on the director itself.
-    (
-        HookPoint::LocalOutRequest,
-        ffi::NF_INET_LOCAL_OUT,
-        ffi::NF_IP_PRI_NAT_DST + 2,
-    ),
-    // NAT replies from real servers, routed through the director.
-    (HookPoint::ForwardReply, ffi::NF_INET_FORWARD, 100),
-];
-
-/// Number of hooks: every point, once for IPv4 and once for IPv6.
-const NHOOKS: usize = 2 * POINTS.len();
 
 /// rvs's hooks, registered in one namespace.
 ///
@@ -104,7 +111,7 @@ const NHOOKS: usize = 2 * POINTS.len();
 /// registration is (its owner is that namespace's state).
 pub(super) struct Hooks {
     net: *mut ffi::net,
-    ops: KBox<[ffi::nf_hook_ops; NHOOKS]>,
+    ops: KVec<ffi::nf_hook_ops>,
 }
 
 // SAFETY: the registration is created and dropped under its owner's lock;
@@ -121,48 +128,29 @@ impl Hooks {
     /// `state` must outlive the returned registration by an RCU grace
     /// period, and `net` must outlive the registration.
     pub(super) unsafe fn register<H: HookHandler>(net: &Net, state: *const H) -> Result<Self> {
-        let mut ops = KBox::new([ffi::nf_hook_ops::default(); NHOOKS], GFP_KERNEL_ACCOUNT)?;
-        let v4 = POINTS.iter().map(|p| (false, p));
-        let points = Iterator::chain(v4, POINTS.iter().map(|p| (true, p)));
-        for (op, (v6, &(point, hooknum, priority))) in ops.iter_mut().zip(points) {
-            op.hook = Some(match (point, v6) {
-                (HookPoint::LocalInReply, false) => {
-                    hook_fn::<H, { HookPoint::LocalInReply as u8 }, false>
-                }
-                (HookPoint::LocalInRequest, false) => {
-                    hook_fn::<H, { HookPoint::LocalInRequest as u8 }, false>
-                }
-                (HookPoint::LocalOutRequest, false) => {
-                    hook_fn::<H, { HookPoint::LocalOutRequest as u8 }, false>
-                }
-                (HookPoint::ForwardReply, false) => {
-                    hook_fn::<H, { HookPoint::ForwardReply as u8 }, false>
-                }
-                (HookPoint::LocalInReply, true) => {
-                    hook_fn::<H, { HookPoint::LocalInReply as u8 }, true>
-                }
-                (HookPoint::LocalInRequest, true) => {
-                    hook_fn::<H, { HookPoint::LocalInRequest as u8 }, true>
-                }
-                (HookPoint::LocalOutRequest, true) => {
-                    hook_fn::<H, { HookPoint::LocalOutRequest as u8 }, true>
-                }
-                (HookPoint::ForwardReply, true) => {
-                    hook_fn::<H, { HookPoint::ForwardReply as u8 }, true>
-                }
-            });
-            op.pf = if v6 {
-                ffi::NFPROTO_IPV6 as u8
-            } else {
-                ffi::NFPROTO_IPV4 as u8
-            };
-            op.hooknum = hooknum;
-            op.priority = priority;
-            op.priv_ = state as *mut c_void;
+        let mut ops = KVec::with_capacity(2 * H::POINTS.len(), GFP_KERNEL_ACCOUNT)?;
+        for v6 in [false, true] {
+            for &point in H::POINTS {
+                let (hooknum, priority) = point.placement();
+                let mut op = ffi::nf_hook_ops {
+                    hook: Some(hook_fn_of::<H>(point, v6)),
+                    pf: if v6 {
+                        ffi::NFPROTO_IPV6 as u8
+                    } else {
+                        ffi::NFPROTO_IPV4 as u8
+                    },
+                    hooknum,
+                    priority,
+                    ..Default::default()
+                };
+                op.priv_ = state as *mut c_void;
+                ops.push(op, GFP_KERNEL_ACCOUNT)?;
+            }
         }
         // SAFETY: `ops` is a heap array that lives until `drop`, which
         // unregisters first; `net` is alive.
-        let ret = unsafe { ffi::nf_register_net_hooks(net.as_ptr(), ops.as_ptr(), NHOOKS as u32) };
+        let ret =
+            unsafe { ffi::nf_register_net_hooks(net.as_ptr(), ops.as_ptr(), ops.len() as u32) };
         if ret != 0 {
             return Err(Error::from_errno(ret));
         }
@@ -180,7 +168,30 @@ impl Drop for Hooks {
         // SAFETY: registered in `register` on this namespace, which is
         // alive (invariant). Running hook calls may still use the state
         // after this returns (see the module docs).
-        unsafe { ffi::nf_unregister_net_hooks(self.net, self.ops.as_ptr(), NHOOKS as u32) };
+        unsafe { ffi::nf_unregister_net_hooks(self.net, self.ops.as_ptr(), self.ops.len() as u32) };
+    }
+}
+
+/// The C hook function of `point` for one family: a trampoline per
+/// (handler, point, family), which knows both from its constants.
+type HookFn =
+    unsafe extern "C" fn(*mut c_void, *mut ffi::sk_buff, *const ffi::nf_hook_state) -> c_uint;
+
+fn hook_fn_of<H: HookHandler>(point: HookPoint, v6: bool) -> HookFn {
+    use HookPoint::*;
+    match (point, v6) {
+        (LocalInReply, false) => hook_fn::<H, { LocalInReply as u8 }, false>,
+        (LocalInRequest, false) => hook_fn::<H, { LocalInRequest as u8 }, false>,
+        (LocalOutRequest, false) => hook_fn::<H, { LocalOutRequest as u8 }, false>,
+        (ForwardReply, false) => hook_fn::<H, { ForwardReply as u8 }, false>,
+        (PreRoutingEarly, false) => hook_fn::<H, { PreRoutingEarly as u8 }, false>,
+        (LocalOutLate, false) => hook_fn::<H, { LocalOutLate as u8 }, false>,
+        (LocalInReply, true) => hook_fn::<H, { LocalInReply as u8 }, true>,
+        (LocalInRequest, true) => hook_fn::<H, { LocalInRequest as u8 }, true>,
+        (LocalOutRequest, true) => hook_fn::<H, { LocalOutRequest as u8 }, true>,
+        (ForwardReply, true) => hook_fn::<H, { ForwardReply as u8 }, true>,
+        (PreRoutingEarly, true) => hook_fn::<H, { PreRoutingEarly as u8 }, true>,
+        (LocalOutLate, true) => hook_fn::<H, { LocalOutLate as u8 }, true>,
     }
 }
 

@@ -21,7 +21,7 @@ use crate::rvs_core::icmp::{
     ICMPV6_TIME_EXCEED, ICMP_DEST_UNREACH, ICMP_EXC_TTL, ICMP_FRAG_NEEDED, ICMP_PORT_UNREACH,
     ICMP_TIME_EXCEEDED, IPPROTO_ICMP, IPPROTO_ICMPV6,
 };
-use crate::rvs_core::packet;
+use crate::rvs_core::packet::{self, IpInfo};
 use crate::rvs_core::sctp;
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
@@ -37,6 +37,8 @@ pub(crate) enum NfHook {
     LocalOut,
     /// `NF_INET_FORWARD`.
     Forward,
+    /// `NF_INET_PRE_ROUTING`.
+    PreRouting,
 }
 
 impl NfHook {
@@ -45,6 +47,7 @@ impl NfHook {
             Self::LocalIn => ffi::NF_INET_LOCAL_IN,
             Self::LocalOut => ffi::NF_INET_LOCAL_OUT,
             Self::Forward => ffi::NF_INET_FORWARD,
+            Self::PreRouting => ffi::NF_INET_PRE_ROUTING,
         }
     }
 }
@@ -91,6 +94,43 @@ impl<'a> Skb<'a> {
         // SAFETY: after a successful pull, `len` bytes at `data` are linear
         // (`skb_headlen >= len`) and stay put while `self` is borrowed.
         Some(unsafe { core::slice::from_raw_parts(ffi::rvs_skb_data(self.ptr), len) })
+    }
+
+    /// Makes the first `want` bytes linear and parses them with `parse`,
+    /// making more linear for as long as the parser asks for more than it
+    /// was given (`Err(Some(needed))`). The parsers' contract is that
+    /// `needed` stays within the packet, so this ends: with a value, or
+    /// `None` when the parser refuses or the bytes cannot be made linear.
+    pub(crate) fn parse_linear<T>(
+        &mut self,
+        mut want: usize,
+        mut parse: impl FnMut(&[u8]) -> Result<T, Option<usize>>,
+    ) -> Option<T> {
+        loop {
+            match parse(self.header(want)?) {
+                Ok(v) => return Some(v),
+                Err(Some(more)) if more > want => want = more,
+                Err(_) => return None,
+            }
+        }
+    }
+
+    /// The IP header of family `af` (IPv6: with its extension headers),
+    /// made linear and checked (`rvs_core::packet::parse_ip`): `None` if
+    /// truncated or malformed. A GSO packet above 64 KiB (IPv4 BIG TCP)
+    /// carries total length 0, which its own parser accepts.
+    pub(crate) fn parse_ip(&mut self, af: AddrFamily) -> Option<IpInfo> {
+        let pkt_len = self.len();
+        let want = match af {
+            AddrFamily::Inet => 20usize,
+            AddrFamily::Inet6 => 40usize,
+        };
+        let parse = if self.is_gso() {
+            packet::parse_ip_gso
+        } else {
+            packet::parse_ip
+        };
+        self.parse_linear(want, |hdr| parse(af, hdr, pkt_len).map_err(|e| e.needed()))
     }
 
     /// The first `len` bytes, linear and writable (unshared), or `None`.
@@ -204,6 +244,25 @@ impl<'a> Skb<'a> {
         // SAFETY: valid skb whose network header is a linear IPv4 header
         // (after [`Skb::pull_to`]); `net` is alive.
         unsafe { ffi::ipv4_update_pmtu(self.ptr, net.as_ptr(), mtu, 0, 0) };
+    }
+
+    /// Routes a locally sent packet again after its destination changed
+    /// (at LOCAL_OUT), as netfilter's NAT does: `ip_route_me_harder` or
+    /// `ip6_route_me_harder`, with the packet's socket for its bound
+    /// device and mark. An error (no route) leaves the packet to be
+    /// dropped.
+    #[allow(dead_code)] // rvs_rs's only
+    pub(crate) fn reroute(&mut self, net: &Net, af: AddrFamily) -> Result {
+        // SAFETY: valid skb whose network header is linear (the caller
+        // rewrote it); `net` is alive. The helper reads `skb->sk` as the
+        // hook's own state would give it.
+        let ret =
+            unsafe { ffi::rvs_route_me_harder(net.as_ptr(), self.ptr, af == AddrFamily::Inet6) };
+        if ret == 0 {
+            Ok(())
+        } else {
+            Err(Error::from_errno(ret))
+        }
     }
 
     /// Records a path MTU of `mtu` for the route of the IPv6 packet quoted

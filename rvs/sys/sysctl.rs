@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A network namespace's directory of integer sysctls
+//! A network namespace's directory of integer and text sysctls
 //! (`/proc/sys/net/...`), each read and written through callbacks of the
 //! layer above instead of pointing the kernel at a variable.
 //!
@@ -9,7 +9,8 @@
 //! The kernel's text handling (`proc_dointvec`) parses and prints; the
 //! value goes through a local, so a write reaches the layer above as one
 //! number to validate and store (under its own lock, into its atomics),
-//! and a rejected value changes nothing. Permissions are the core's: the
+//! and a rejected value changes nothing. A text knob goes the same way
+//! through a buffer of [`TEXT_MAX`] bytes and `proc_dostring`. Permissions are the core's: the
 //! files are 0644, and a namespace's sysctls are writable by holders of
 //! CAP_NET_ADMIN over its user namespace (`net_ctl_permissions`).
 
@@ -33,6 +34,69 @@ pub(crate) trait SysctlKnobs: 'static {
     /// errno (EINVAL for a value out of range, as sysctls do), which the
     /// writer gets.
     fn write(net: &Net, index: usize, value: i32) -> Result;
+
+    /// Whether knob `index` holds text rather than an integer: then it is
+    /// read and written whole through [`SysctlKnobs::read_text`] and
+    /// [`SysctlKnobs::write_text`] (and never through `read`/`write`).
+    fn is_text(_index: usize) -> bool {
+        false
+    }
+
+    /// Writes text knob `index` of `net` into `out`; returns its length
+    /// (at most `out.len()`).
+    fn read_text(_net: &Net, _index: usize, _out: &mut [u8]) -> usize {
+        0
+    }
+
+    /// Stores `text` (what was written, up to its first newline) into
+    /// text knob `index` of `net`, or refuses it with an errno.
+    fn write_text(_net: &Net, _index: usize, _text: &[u8]) -> Result {
+        Err(EINVAL)
+    }
+}
+
+/// The size of a text knob's buffer, its terminating NUL included.
+pub(crate) const TEXT_MAX: usize = 1024;
+
+/// # Safety
+///
+/// As [`handler`], for a text knob.
+unsafe extern "C" fn text_handler<K: SysctlKnobs>(
+    ctl: *const ffi::ctl_table,
+    write: c_int,
+    buffer: *mut c_void,
+    lenp: *mut usize,
+    ppos: *mut ffi::loff_t,
+) -> c_int {
+    // SAFETY: `ctl` is an entry of our table (the function's contract).
+    let entry = unsafe { *ctl };
+    // SAFETY: as in `handler`: the namespace is alive during the call.
+    let net = unsafe { Net::from_raw(entry.data.cast()) };
+    let index = entry.extra1 as usize;
+    let Ok(mut buf) = KVec::from_elem(0u8, TEXT_MAX, GFP_KERNEL) else {
+        return ENOMEM.to_errno();
+    };
+    // One byte kept for the NUL (the buffer is zeroed).
+    if let Some(room) = buf.get_mut(..TEXT_MAX - 1) {
+        K::read_text(net, index, room);
+    }
+    let tmp = ffi::ctl_table {
+        data: buf.as_mut_ptr().cast(),
+        maxlen: TEXT_MAX as c_int,
+        extra1: ptr::null_mut(),
+        ..entry
+    };
+    // SAFETY: `tmp` is a valid string table entry whose `data` has
+    // `maxlen` bytes, NUL-terminated; the rest are the caller's arguments.
+    let ret = unsafe { ffi::proc_dostring(&tmp, write, buffer, lenp, ppos) };
+    if write == 0 || ret != 0 {
+        return ret;
+    }
+    let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    match K::write_text(net, index, buf.get(..len).unwrap_or(&[])) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
 }
 
 /// # Safety
@@ -75,6 +139,15 @@ unsafe extern "C" fn handler<K: SysctlKnobs>(
     }
 }
 
+/// The C type of a sysctl's handler.
+type ProcHandler = unsafe extern "C" fn(
+    *const ffi::ctl_table,
+    c_int,
+    *mut c_void,
+    *mut usize,
+    *mut ffi::loff_t,
+) -> c_int;
+
 /// A registered sysctl directory of one namespace; unregistered on drop.
 ///
 /// # Invariants
@@ -99,15 +172,20 @@ impl SysctlDir {
         let mut table = KVec::with_capacity(K::COUNT, GFP_KERNEL)?;
         for index in 0..K::COUNT {
             let name = K::name(index);
+            let (maxlen, proc_handler) = if K::is_text(index) {
+                (TEXT_MAX, text_handler::<K> as ProcHandler)
+            } else {
+                (core::mem::size_of::<c_int>(), handler::<K> as ProcHandler)
+            };
             table.push(
                 ffi::ctl_table {
                     procname: name.as_ptr(),
                     // The namespace: heap memory, which the core's check
                     // of per-namespace tables accepts as writable.
                     data: net.as_ptr().cast(),
-                    maxlen: core::mem::size_of::<c_int>() as c_int,
+                    maxlen: maxlen as c_int,
                     mode: 0o644,
-                    proc_handler: Some(handler::<K>),
+                    proc_handler: Some(proc_handler),
                     poll: ptr::null_mut(),
                     extra1: index as *mut c_void,
                     extra2: ptr::null_mut(),

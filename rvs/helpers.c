@@ -17,6 +17,7 @@
 #include <linux/icmp.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter_ipv4.h>
+#include <linux/netfilter_ipv6.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
 #include <net/ip6_route.h>
@@ -47,10 +48,14 @@
  * namespace's connection table. A macro, so it lives here; the module's
  * init checks the range (rvs_core::config::validate_conn_tab_bits).
  */
+#ifndef RVS_COMPANION	/* rvs_rs.ko (rvs/rs_helpers.c) has no parameters */
 static unsigned int conn_tab_bits = RVS_CONN_TAB_BITS_DEFAULT;
 module_param(conn_tab_bits, uint, 0444);
 MODULE_PARM_DESC(conn_tab_bits,
 		 "log2 of each network namespace's connection table size, 8 to 20 (default 18: 262144 buckets, 2 MiB)");
+#else
+static const unsigned int conn_tab_bits = RVS_CONN_TAB_BITS_DEFAULT;
+#endif
 
 unsigned int rvs_conn_tab_bits(void)
 {
@@ -62,10 +67,14 @@ unsigned int rvs_conn_tab_bits(void)
  * that IPVS's own clients (ipvsadm, keepalived, ...) drive rvs unchanged
  * (Documentation/ipvs-compat.md). ip_vs cannot be loaded beside it then.
  */
+#ifndef RVS_COMPANION
 static bool ipvs_compat;
 module_param(ipvs_compat, bool, 0444);
 MODULE_PARM_DESC(ipvs_compat,
 		 "also register the generic netlink family \"IPVS\" for IPVS's clients (default 0; ip_vs cannot load beside it)");
+#else
+static const bool ipvs_compat;
+#endif
 
 bool rvs_ipvs_compat(void)
 {
@@ -915,4 +924,13 @@ int rvs_genl_echo(const struct genl_family *family, struct genl_info *info)
 	skb_put_data(skb, genlmsg_data(info->genlhdr), len);
 	genlmsg_end(skb, hdr);
 	return genlmsg_multicast_netns(family, net, skb, 0, 0, GFP_KERNEL);
+}
+
+/* Routes a packet the LOCAL_OUT hook readdressed again, as netfilter's NAT
+ * does (the socket, if any, for its bound device and mark). */
+int rvs_route_me_harder(struct net *net, struct sk_buff *skb, bool v6)
+{
+	if (v6)
+		return ip6_route_me_harder(net, skb->sk, skb);
+	return ip_route_me_harder(net, skb->sk, skb, RTN_UNSPEC);
 }

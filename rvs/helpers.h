@@ -185,4 +185,6 @@ int rvs_sock_send(struct socket *sock, const void *buf, size_t len);
 int rvs_sock_recv(struct socket *sock, void *buf, size_t len);
 void rvs_sock_wait_readable(struct socket *sock, long timeout);
 
+int rvs_route_me_harder(struct net *net, struct sk_buff *skb, bool v6);
+
 #endif /* RVS_HELPERS_H */

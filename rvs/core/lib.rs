@@ -40,6 +40,7 @@ pub mod packet;
 pub mod procconn;
 pub mod procfmt;
 pub mod proto;
+pub mod rs;
 pub mod sched;
 pub mod sctp;
 pub mod settings;

@@ -26,7 +26,7 @@ all: module rvsadm
 help:
 	@echo "make deps      install packages and tools (qemu/install-deps)"
 	@echo "make kernel    build or reuse the cached test kernel (qemu/build-kernel)"
-	@echo "make module    build rvs.ko (KDIR=<6.12 CONFIG_RUST tree>, RVS_RUSTC=, RVS_BINDGEN= to override)"
+	@echo "make module    build rvs.ko and rvs_rs.ko (KDIR=<6.12 CONFIG_RUST tree>, RVS_RUSTC=, RVS_BINDGEN= to override)"
 	@echo "make rvsadm    build the userspace tool"
 	@echo "make demo      README's main job: balance real traffic in the VM"
 	@echo "make test      README's test command: host tests + VM tests"
@@ -36,7 +36,7 @@ help:
 	@echo "make clippy    tools/check-layers, then clippy on module (CLIPPY=1), rvsadm and rvs/core"
 	@echo "make check-layers  the module's layering rules (no unsafe in rvs/lb, no import cycles)"
 	@echo "make fmt       rustfmt everything"
-	@echo "make install   rvs.ko (KDIR=, KVER=), rvsadm, man page, completions, unit; DESTDIR-aware"
+	@echo "make install   rvs.ko, rvs_rs.ko (KDIR=, KVER=), rvsadm, man page, completions, unit; DESTDIR-aware"
 	@echo "make install-dkms  the module's sources and dkms.conf under /usr/src (then dkms install rvs/$(VERSION))"
 	@echo "make uninstall what make install and install-dkms put there"
 	@echo "make deb       Debian packages rvsadm and rvs-dkms into .build/deb/"
@@ -119,7 +119,7 @@ RVSADM_BIN = $(or $(CARGO_TARGET_DIR),target)/release/rvsadm
 # The module's sources as DKMS builds them: every Rust file at any depth
 # (a new subdirectory such as rvs/core/sync/ must not be left out), but
 # the generated bindings and the core's host-only tests.
-DKMS_SRC = Kbuild rvs/bindings.h rvs/bindings.allow rvs/helpers.c rvs/helpers.h \
+DKMS_SRC = Kbuild rvs/bindings.h rvs/bindings.allow rvs/helpers.c rvs/helpers.h rvs/rs_helpers.c \
 	rvs/uapi/rvs.h $(sort $(filter-out rvs/bindings_generated.rs rvs/core/tests/%,\
 	$(shell find rvs -name '*.rs')))
 # conffile SRC DEST: an /etc file, kept if there is one already.
@@ -130,6 +130,7 @@ install: install-module install-rvsadm
 install-module: module
 	@test -n "$(KVER)" || { echo "no kernel release in $(KDIR)/include/config/kernel.release: pass KVER="; exit 1; }
 	install -D -m 0644 rvs.ko $(DESTDIR)$(MODDIR)/rvs.ko
+	install -D -m 0644 rvs_rs.ko $(DESTDIR)$(MODDIR)/rvs_rs.ko
 	$(call conffile,packaging/modprobe.conf,$(SYSCONFDIR)/modprobe.d/rvs.conf)
 	@# depmod in DESTDIR only where a kernel is installed there (a scratch root).
 	@if [ -z "$(DESTDIR)" ]; then echo "depmod $(KVER)"; depmod $(KVER); \
@@ -163,7 +164,8 @@ uninstall:
 	-rmdir $(DESTDIR)$(LIBEXECDIR)/rvs
 	rm -rf $(DESTDIR)$(DKMSDIR)
 	@if [ -n "$(KVER)" ] && [ -f $(DESTDIR)$(MODDIR)/rvs.ko ]; then \
-		rm -f $(DESTDIR)$(MODDIR)/rvs.ko; [ -n "$(DESTDIR)" ] || depmod $(KVER); fi
+		rm -f $(DESTDIR)$(MODDIR)/rvs.ko $(DESTDIR)$(MODDIR)/rvs_rs.ko; \
+		[ -n "$(DESTDIR)" ] || depmod $(KVER); fi
 
 # Debian packages (packaging/debian/) built from a copy of the sources.
 deb:

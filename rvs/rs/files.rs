@@ -12,12 +12,16 @@ use crate::sys::netns::Net;
 use crate::sys::pernet::{Pernet, PernetId, PernetState};
 use crate::sys::procfs::{ProcFile, ProcShow, SeqText};
 use crate::sys::sysctl::{SysctlDir, SysctlKnobs};
+use crate::sys::time::{hz, jiffies};
 use core::ffi::CStr;
 use core::fmt::{self, Write};
-use core::sync::atomic::Ordering::Relaxed;
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use kernel::prelude::*;
 
 static FILES_ID: PernetId<RsFiles> = PernetId::new();
+
+/// When a refused `directors` write was last logged (jiffies, 0 = never).
+static LAST_REFUSAL_LOG: AtomicU64 = AtomicU64::new(0);
 
 /// A namespace's files, made after its state and removed before it.
 pub(crate) struct RsFiles {
@@ -90,10 +94,17 @@ impl SysctlKnobs for RsSysctls {
     fn write_text(net: &Net, _index: usize, text: &[u8]) -> Result {
         let st = RsState::of(net).ok_or(ENODEV)?;
         let d = Directors::parse(text).map_err(|e| {
-            pr_info!(
-                "net.rvs_rs.directors: {}\n",
-                e.msg.to_str().unwrap_or("refused")
-            );
+            // Why, for the writer, whom sysctl(8) only tells EINVAL; at
+            // most once a second from all namespaces (the log is shared).
+            let now = jiffies();
+            let last = LAST_REFUSAL_LOG.load(Relaxed);
+            if now.wrapping_sub(last) >= hz() || last == 0 {
+                LAST_REFUSAL_LOG.store(now.max(1), Relaxed);
+                pr_info!(
+                    "net.rvs_rs.{}\n",
+                    e.msg.to_str().unwrap_or("directors: refused")
+                );
+            }
             Error::from_errno(-e.errno)
         })?;
         RsState::set_directors(st, d)

@@ -753,6 +753,8 @@ fn forward_of(m: &ArgMatches) -> Forward {
         Forward::Masq
     } else if m.get_flag("fullnat") {
         Forward::FullNat
+    } else if m.get_flag("enat") {
+        Forward::Enat
     } else if m.get_flag("ipip") {
         Forward::Tunnel
     } else {
@@ -786,6 +788,8 @@ fn dest_spec(m: &ArgMatches, svc: &ServiceKey, cmd_name: &str) -> Result<DestSpe
             svc.port,
             if forward == Forward::Tunnel {
                 "tunnel (-i)"
+            } else if forward == Forward::Enat {
+                "ENAT (--enat)"
             } else {
                 "direct-routing (-g)"
             },
@@ -1804,6 +1808,87 @@ mod tests {
                 "--fullnat",
                 "-w",
                 "2"
+            ])
+            .ok()
+        );
+    }
+
+    #[test]
+    fn enat_servers() {
+        let server = |args: &[&str]| match run(args).unwrap() {
+            Command::AddServer(_, d) | Command::EditServer(_, d) => d,
+            c => panic!("{args:?}: {c:?}"),
+        };
+        let d = server(&[
+            "-a",
+            "-t",
+            "10.0.0.1:80",
+            "-r",
+            "10.0.1.1",
+            "--enat",
+            "-w",
+            "2",
+        ]);
+        assert_eq!((d.forward, d.key.port, d.weight), (Forward::Enat, 80, 2));
+        assert_eq!(d.forward.code(), 6);
+        let d = server(&[
+            "-e",
+            "-t",
+            "[2001:db8::1]:443",
+            "-r",
+            "[fd00:3::1]",
+            "--enat",
+        ]);
+        assert_eq!((d.forward, d.key.port), (Forward::Enat, 443));
+        for (args, want) in [
+            (
+                &["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1:8080", "--enat"][..],
+                "port mapping requires masquerading (-m) or --fullnat: real server port 8080 \
+                 differs from service port 80 but ENAT (--enat) forwarding keeps the port",
+            ),
+            (
+                &["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "--enat", "-m"],
+                "cannot be used with",
+            ),
+            (
+                &[
+                    "-a",
+                    "-t",
+                    "10.0.0.1:80",
+                    "-r",
+                    "10.0.1.1",
+                    "--enat",
+                    "--fullnat",
+                ],
+                "cannot be used with",
+            ),
+            (
+                &["-A", "-t", "10.0.0.1:80", "--enat"],
+                "option --enat is not allowed with -A/--add-service",
+            ),
+            (
+                &["-L", "--enat"],
+                "option --enat is not allowed with -L/--list",
+            ),
+        ] {
+            let got = err(args);
+            assert!(
+                got.contains(want),
+                "args {args:?}: got {got:?}, want {want:?}"
+            );
+        }
+        // -S writes --enat where -m would be; -R reads it back.
+        assert_eq!(
+            parse_restore_line("-a -t 10.0.0.1:80 -r 10.0.1.1:80 --enat -w 1").unwrap(),
+            run(&[
+                "-a",
+                "-t",
+                "10.0.0.1:80",
+                "-r",
+                "10.0.1.1:80",
+                "--enat",
+                "-w",
+                "1"
             ])
             .ok()
         );

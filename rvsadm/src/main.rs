@@ -1113,7 +1113,8 @@ mod tests {
         w.put(uapi::RVS_INFO_ATTR_PAD, &[])
             .put(uapi::RVS_INFO_ATTR_VIP_GUARDED, &0u64.to_ne_bytes())
             .put(uapi::RVS_INFO_ATTR_CONN_FLUSHED, &0u64.to_ne_bytes())
-            .put(uapi::RVS_INFO_ATTR_FULLNAT_NO_PORT, &12u64.to_ne_bytes());
+            .put(uapi::RVS_INFO_ATTR_FULLNAT_NO_PORT, &12u64.to_ne_bytes())
+            .put(uapi::RVS_INFO_ATTR_ENAT_NO_ROOM, &1u64.to_ne_bytes());
         let mut f = Fake {
             info: w.finish(),
             ..Fake::default()
@@ -1121,7 +1122,7 @@ mod tests {
         assert_eq!(
             run_on(&mut f, &command(&["-L", "--json"])).unwrap(),
             "{\"version\":\"1.2.1\",\"conn_tab_size\":4096,\"vip_guarded\":0,\
-             \"conn_flushed\":0,\"fullnat_no_port\":12,\"services\":[]}\n"
+             \"conn_flushed\":0,\"fullnat_no_port\":12,\"enat_no_room\":1,\"services\":[]}\n"
         );
         assert_eq!(
             run_on(&mut f, &command(&["-L", "-n"])).unwrap(),

@@ -691,6 +691,7 @@ pub fn parse_info(attrs: &[u8]) -> Result<Info, ParseError> {
     let mut vip_guarded = None;
     let mut conn_flushed = None;
     let mut fullnat_no_port = None;
+    let mut enat_no_room = None;
     for a in Attrs::new(attrs) {
         let (ty, p) = a?;
         match ty {
@@ -715,6 +716,9 @@ pub fn parse_info(attrs: &[u8]) -> Result<Info, ParseError> {
             uapi::RVS_INFO_ATTR_FULLNAT_NO_PORT => {
                 fullnat_no_port = Some(get_u64(p, "info FULLNAT_NO_PORT")?)
             }
+            uapi::RVS_INFO_ATTR_ENAT_NO_ROOM => {
+                enat_no_room = Some(get_u64(p, "info ENAT_NO_ROOM")?)
+            }
             _ => {}
         }
     }
@@ -726,6 +730,7 @@ pub fn parse_info(attrs: &[u8]) -> Result<Info, ParseError> {
             vip_guarded,
             conn_flushed,
             fullnat_no_port,
+            enat_no_room,
         }),
         None => perr("info reply without VERSION"),
     }
@@ -1365,6 +1370,12 @@ mod tests {
         assert_eq!(parse_info(&counted).unwrap().fullnat_no_port, Some(3));
         let e = parse_info(&[attr(1, &ne32(1)), attr(10, &[0; 2])].concat()).unwrap_err();
         assert!(e.to_string().contains("info FULLNAT_NO_PORT"), "{e}");
+        // ENAT's no-room count, attribute 11, a u64 too.
+        assert_eq!(info.enat_no_room, None);
+        let counted = [attr(1, &ne32(0x010201)), attr(7, &[]), u64a(11, 4)].concat();
+        assert_eq!(parse_info(&counted).unwrap().enat_no_room, Some(4));
+        let e = parse_info(&[attr(1, &ne32(1)), attr(11, &[0; 2])].concat()).unwrap_err();
+        assert!(e.to_string().contains("info ENAT_NO_ROOM"), "{e}");
     }
 
     #[test]

@@ -178,6 +178,7 @@ pub fn rule_dest_args(d: &Dest) -> String {
         Forward::Masq => "-m",
         Forward::Tunnel => "-i",
         Forward::FullNat => "--fullnat",
+        Forward::Enat => "--enat",
         _ => "-g",
     };
     let mut out = format!(
@@ -594,7 +595,7 @@ pub fn fmt_expire(ms: u32) -> String {
 }
 
 /// One line of `-L -c` (without newline), ipvsadm's
-/// `"%-3s %-6s %-11s %-18s %-18s %s"`; a FullNAT connection's local end
+/// `"%-3s %-6s %-11s %-18s %-18s %s"`; a FullNAT or ENAT connection's local end
 /// follows as ` local LADDR:LPORT` (other lines stay ipvsadm's).
 pub fn conn_line(c: &Conn) -> String {
     let mut line = format!(
@@ -623,7 +624,8 @@ struct JsonConn<'a> {
     virtual_: String,
     destination: String,
     forward: String,
-    /// FullNAT only: the local address (without brackets) and port.
+    /// FullNAT and ENAT only: the local address (ENAT: the VIP, without
+    /// brackets) and port.
     #[serde(skip_serializing_if = "Option::is_none")]
     laddr: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -685,6 +687,9 @@ struct JsonTable<'a> {
     /// New FullNAT connections dropped: no free local port.
     #[serde(skip_serializing_if = "Option::is_none")]
     fullnat_no_port: Option<u64>,
+    /// ENAT client SYNs dropped: no room for the option.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    enat_no_room: Option<u64>,
     services: Vec<JsonService<'a>>,
 }
 
@@ -818,6 +823,7 @@ pub fn format_json(info: &Info, entries: &[Entry]) -> String {
         vip_guarded: info.vip_guarded,
         conn_flushed: info.conn_flushed,
         fullnat_no_port: info.fullnat_no_port,
+        enat_no_room: info.enat_no_room,
         services: entries
             .iter()
             .map(|e| {
@@ -953,6 +959,7 @@ mod tests {
             vip_guarded: None,
             conn_flushed: None,
             fullnat_no_port: None,
+            enat_no_room: None,
         }
     }
 
@@ -1377,6 +1384,36 @@ SCTP [2001:db8::1]:5672 sh persistent 60 mask 64\n\
         i.conn_flushed = None;
         i.fullnat_no_port = Some(7);
         assert!(format_json(&i, &[]).contains("\"vip_guarded\":4,\"fullnat_no_port\":7,"));
+        i.enat_no_room = Some(2);
+        assert!(format_json(&i, &[]).contains("\"fullnat_no_port\":7,\"enat_no_room\":2,"));
+    }
+
+    /// An ENAT server: "Enat" in the Forward column, "enat" in JSON,
+    /// --enat where -S writes -m.
+    #[test]
+    fn enat_server() {
+        let e = vec![Entry {
+            service: svc("10.0.0.1", 80, "rr"),
+            dests: vec![dest("10.0.1.1", 80, Forward::Enat, 3, 4, 5)],
+        }];
+        assert_eq!(
+            format_table(&info(), &e, false),
+            "Prot LocalAddress:Port Scheduler Flags\n\
+             \x20 -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n\
+             TCP  10.0.0.1:80 rr\n\
+             \x20 -> 10.0.1.1:80                  Enat    3      4          5         \n"
+        );
+        assert_eq!(
+            format_rules(&e),
+            "-A -t 10.0.0.1:80 -s rr\n-a -t 10.0.0.1:80 -r 10.0.1.1:80 --enat -w 3\n"
+        );
+        let json = format_json(&info(), &e);
+        assert!(
+            json.contains(r#"{"address":"10.0.1.1","port":80,"forward":"enat","weight":3,"#),
+            "{json}"
+        );
+        assert_eq!(Forward::from_code(6), Forward::Enat);
+        assert_eq!(Forward::Enat.code(), uapi::RVS_CONN_F_ENAT);
     }
 
     /// A FullNAT server: "FullNat" in the Forward column (as wide as

@@ -68,6 +68,10 @@ pub enum Forward {
     /// FullNAT (`--fullnat`, an rvs addition): source and destination
     /// rewritten, the source to one of the service's local addresses.
     FullNat,
+    /// ENAT (`--enat`, an rvs addition): the request leaves from the VIP,
+    /// the client's address in a TCP option; the real server's companion
+    /// (rvs_rs.ko) sends the replies straight to the client.
+    Enat,
     Other(u32),
 }
 
@@ -80,6 +84,7 @@ impl Forward {
             Forward::Route => uapi::RVS_CONN_F_DROUTE,
             Forward::Bypass => uapi::RVS_CONN_F_BYPASS,
             Forward::FullNat => uapi::RVS_CONN_F_FULLNAT,
+            Forward::Enat => uapi::RVS_CONN_F_ENAT,
             Forward::Other(n) => n,
         }
     }
@@ -92,13 +97,14 @@ impl Forward {
             uapi::RVS_CONN_F_DROUTE => Forward::Route,
             uapi::RVS_CONN_F_BYPASS => Forward::Bypass,
             uapi::RVS_CONN_F_FULLNAT => Forward::FullNat,
+            uapi::RVS_CONN_F_ENAT => Forward::Enat,
             n => Forward::Other(n),
         }
     }
 
     /// Name in ipvsadm's listing ("Masq", "Local", "Tunnel", "Route"),
-    /// and rvs's "FullNat" (the module's name of it, as wide as ipvsadm's
-    /// Forward column).
+    /// and rvs's "FullNat" and "Enat" (the module's names of them, no
+    /// wider than ipvsadm's Forward column).
     pub fn label(self) -> &'static str {
         match self {
             Forward::Masq => "Masq",
@@ -107,6 +113,7 @@ impl Forward {
             Forward::Route => "Route",
             Forward::Bypass => "Bypass",
             Forward::FullNat => "FullNat",
+            Forward::Enat => "Enat",
             Forward::Other(_) => "Unknown",
         }
     }
@@ -490,6 +497,9 @@ pub struct Info {
     /// Connections ended by flushes (`--flush-conns`) and drains (rvs
     /// addition; absent from older modules).
     pub conn_flushed: Option<u64>,
+    /// ENAT client SYNs dropped: no room in their TCP header for the
+    /// option (RVS_INFO_ATTR_ENAT_NO_ROOM; absent from older modules).
+    pub enat_no_room: Option<u64>,
     /// New FullNAT connections dropped for want of a free local port
     /// (rvs addition; absent from older modules).
     pub fullnat_no_port: Option<u64>,

@@ -22,7 +22,7 @@ Usage:
   rvsadm -R
   rvsadm -S [-n]
   rvsadm -a|-e -t|-u|--sctp-service|-f service-address -r server-address
-                [-g|-i|-m|--fullnat] [-w weight]
+                [-g|-i|-m|--fullnat|--enat] [-w weight]
                 [-x upper-threshold] [-y lower-threshold]
                 [--tun-type ipip|gue|gre] [--tun-port port]
                 [--tun-nocsum|--tun-csum|--tun-remcsum]

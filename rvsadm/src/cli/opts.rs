@@ -660,6 +660,20 @@ pub static OPTS: &[Opt] = &[
         ..OPT
     },
     Opt {
+        // Long only, as --fullnat.
+        long: "enat",
+        doc: Doc::Row(
+            "forward by ENAT: the request leaves from the\n\
+             VIP, the client's address in a TCP option; the\n\
+             real server's rvs_rs.ko replies straight to the\n\
+             client (TCP services only; no port mapping)",
+        ),
+        role: Role::Option(SERVER_EDIT),
+        group: Some("forward"),
+        report: 47,
+        ..OPT
+    },
+    Opt {
         long: "weight",
         short: Some('w'),
         takes: Takes::Value(value("WEIGHT", "weight", Complete::Nothing)),

@@ -1863,12 +1863,50 @@ mod tests {
                 "cannot be used with",
             ),
             (
+                &["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "--enat", "-i"],
+                "cannot be used with",
+            ),
+            (
+                &["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "--enat", "-g"],
+                "cannot be used with",
+            ),
+            (
+                &["-a", "-t", "10.0.0.1:80", "-r", "[2001:db8::2]", "--enat"],
+                "real server 2001:db8::2 and service TCP 10.0.0.1:80 differ in address family; \
+                 that is allowed only for tunnelling (-i)",
+            ),
+            (
+                &[
+                    "-a",
+                    "-t",
+                    "10.0.0.1:80",
+                    "-r",
+                    "10.0.1.1",
+                    "--enat",
+                    "--tun-type",
+                    "gue",
+                ],
+                "tunnel options conflict with the forwarding method (they need -i)",
+            ),
+            (
                 &["-A", "-t", "10.0.0.1:80", "--enat"],
                 "option --enat is not allowed with -A/--add-service",
             ),
             (
+                &["-E", "-t", "10.0.0.1:80", "--enat"],
+                "option --enat is not allowed with -E/--edit-service",
+            ),
+            (
+                &["-d", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "--enat"],
+                "option --enat is not allowed with -d/--delete-server",
+            ),
+            (
                 &["-L", "--enat"],
                 "option --enat is not allowed with -L/--list",
+            ),
+            (
+                &["--flush-conns", "-t", "10.0.0.1:80", "--enat"],
+                "option --enat is not allowed with --flush-conns",
             ),
         ] {
             let got = err(args);
@@ -2265,6 +2303,8 @@ mod tests {
             (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1:8080", "-i"], "port mapping requires masquerading (-m) or --fullnat: real server port 8080 differs from service port 80 but tunnel (-i) forwarding keeps the port"),
             (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-m", "-g"], "cannot be used with"),
             (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-m", "--fullnat"], "cannot be used with"),
+            (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1:8080", "--enat"], "port mapping requires masquerading (-m) or --fullnat: real server port 8080 differs from service port 80 but ENAT (--enat) forwarding keeps the port"),
+            (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "--fullnat", "--enat"], "cannot be used with"),
             (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-w", "70000"], "invalid weight '70000' (expected a number 0-65535)"),
             (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-w", "x"], "invalid weight 'x'"),
             (&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-x", "5", "-y", "10"], "lower threshold 10 is above upper threshold 5"),

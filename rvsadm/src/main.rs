@@ -1132,6 +1132,64 @@ mod tests {
         );
     }
 
+    /// An ENAT connection, as the module sends it: method 6 and the local
+    /// end (the VIP, a local port) in LADDR/LPORT, shown as FullNAT's.
+    #[test]
+    fn enat_connections_and_no_room_count() {
+        let mut enat = conn_reply(40962, "ESTABLISHED", 899_999);
+        let inner = msg::find_attr(&enat, uapi::RVS_CMD_ATTR_CONN)
+            .unwrap()
+            .unwrap()
+            .to_vec();
+        let mut w = AttrWriter::new();
+        w.nest(uapi::RVS_CMD_ATTR_CONN, |c| {
+            c.put_raw(&inner)
+                .put_u32(uapi::RVS_CONN_ATTR_FWD_METHOD, uapi::RVS_CONN_F_ENAT)
+                .put(
+                    uapi::RVS_CONN_ATTR_LADDR,
+                    &[10, 0, 100, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+                )
+                .put_be16(uapi::RVS_CONN_ATTR_LPORT, 1030);
+        });
+        enat = w.finish();
+        let mut f = Fake {
+            conns: vec![enat, conn_reply(40964, "SYN_RECV", 59_000)],
+            ..Fake::default()
+        };
+        assert_eq!(
+            run_on(&mut f, &command(&["-L", "-n", "-c"])).unwrap(),
+            "IPVS connection entries\n\
+             pro expire state       source             virtual            destination\n\
+             TCP 14:59  ESTABLISHED 10.0.0.2:40962     10.0.100.1:80      10.0.1.1:80 local 10.0.100.1:1030\n\
+             TCP 00:59  SYN_RECV    10.0.0.2:40964     10.0.100.1:80      10.0.1.1:80\n"
+        );
+        let json = run_on(&mut f, &command(&["-Lnc", "--json"])).unwrap();
+        assert!(
+            json.contains(r#""destination":"10.0.1.1:80","forward":"enat","laddr":"10.0.100.1","lport":1030},"#),
+            "{json}"
+        );
+        // GET_INFO's count: in the JSON listing only, absent when the
+        // module does not send it, alone when only it is sent.
+        let mut w = AttrWriter::new();
+        w.put(uapi::RVS_INFO_ATTR_PAD, &[])
+            .put(uapi::RVS_INFO_ATTR_ENAT_NO_ROOM, &5u64.to_ne_bytes());
+        let mut f = Fake {
+            info: w.finish(),
+            ..Fake::default()
+        };
+        assert_eq!(
+            run_on(&mut f, &command(&["-L", "--json"])).unwrap(),
+            "{\"version\":\"1.2.1\",\"conn_tab_size\":4096,\"enat_no_room\":5,\"services\":[]}\n"
+        );
+        assert!(!run_on(&mut f, &command(&["-L", "-n"]))
+            .unwrap()
+            .contains("enat"));
+        let mut f = Fake::default();
+        assert!(!run_on(&mut f, &command(&["-L", "--json"]))
+            .unwrap()
+            .contains("enat_no_room"));
+    }
+
     /// Stops after a byte budget, like a pipe closed by the reader.
     struct ShortWriter(usize);
 
@@ -1328,6 +1386,59 @@ mod tests {
     /// `dest_reply` of a FullNAT real server.
     fn fullnat_dest_reply(addr: [u8; 4], port: u16) -> Vec<u8> {
         dest_reply_fwd(addr, port, uapi::RVS_CONN_F_FULLNAT)
+    }
+
+    /// An ENAT real server: listed, saved, restored and saved again.
+    #[test]
+    fn enat_servers_listed_saved_and_restored() {
+        let mut f = Fake {
+            services: vec![service_reply([10, 0, 0, 5], 80)],
+            dests: vec![
+                dest_reply_fwd([10, 0, 1, 7], 80, uapi::RVS_CONN_F_ENAT),
+                dest_reply([10, 0, 1, 8], 80),
+            ],
+            ..Fake::default()
+        };
+        assert_eq!(
+            run_on(&mut f, &command(&["-L", "-n"])).unwrap(),
+            "IP Virtual Server version 1.2.1 (size=4096)\n\
+             Prot LocalAddress:Port Scheduler Flags\n  \
+             -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n\
+             TCP  10.0.0.5:80 rr\n  \
+             -> 10.0.1.7:80                  Enat    1      0          0         \n  \
+             -> 10.0.1.8:80                  Masq    1      0          0         \n"
+        );
+        let json = run_on(&mut f, &command(&["-L", "--json"])).unwrap();
+        assert!(
+            json.contains(r#"{"address":"10.0.1.7","port":80,"forward":"enat","#),
+            "{json}"
+        );
+        let rules = run_on(&mut f, &command(&["-S", "-n"])).unwrap();
+        assert_eq!(
+            rules,
+            "-A -t 10.0.0.5:80 -s rr\n\
+             -a -t 10.0.0.5:80 -r 10.0.1.7:80 --enat -w 1\n\
+             -a -t 10.0.0.5:80 -r 10.0.1.8:80 -m -w 1\n"
+        );
+        let mut g = Fake::default();
+        restore(&mut g, &mut rules.as_bytes(), &mut Vec::new()).unwrap();
+        let cmds: Vec<u8> = g.sent.iter().map(|s| s.1).collect();
+        assert_eq!(
+            cmds,
+            [
+                uapi::RVS_CMD_NEW_SERVICE,
+                uapi::RVS_CMD_NEW_DEST,
+                uapi::RVS_CMD_NEW_DEST
+            ]
+        );
+        let d = msg::parse_dest_reply(&g.sent[1].2, 2).unwrap();
+        assert_eq!((d.forward, d.port), (rvsadm::types::Forward::Enat, 80));
+        let mut h = Fake {
+            services: vec![g.sent[0].2.clone()],
+            dests: vec![g.sent[1].2.clone(), g.sent[2].2.clone()],
+            ..Fake::default()
+        };
+        assert_eq!(run_on(&mut h, &command(&["-S"])).unwrap(), rules);
     }
 
     /// The LADDRS nest of a NEW/SET_SERVICE request, if any.
@@ -1798,6 +1909,10 @@ mod tests {
             (
                 &["-a", "-t", "10.0.0.5:80", "-r", "10.0.1.7:8080", "--fullnat"],
                 "-a -t 10.0.0.5:80 -r 10.0.1.7:8080 --fullnat -w 1",
+            ),
+            (
+                &["-e", "-t", "10.0.0.5:80", "-r", "10.0.1.7", "--enat", "-w", "2"],
+                "-e -t 10.0.0.5:80 -r 10.0.1.7:80 --enat -w 2",
             ),
             (
                 &["-e", "-t", "10.0.0.1:80", "-r", "10.0.1.1", "-i", "--tun-type", "gre", "--tun-csum", "-w", "2"],

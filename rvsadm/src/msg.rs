@@ -1615,6 +1615,44 @@ mod tests {
             .contains("conn LPORT"));
     }
 
+    /// An ENAT connection: method 6, and its local end (the VIP and the
+    /// local port) in the same LADDR/LPORT attributes as FullNAT's.
+    #[test]
+    fn parse_enat_conn_local_end() {
+        let a16 = |a: [u8; 4]| {
+            let mut b = [0u8; 16];
+            b[..4].copy_from_slice(&a);
+            b
+        };
+        let mut inner = conn_bytes(
+            2,
+            &a16([10, 0, 0, 2]),
+            &a16([10, 0, 100, 1]),
+            &a16([10, 0, 1, 1]),
+        );
+        inner.extend(attr(11, &ne32(uapi::RVS_CONN_F_ENAT)));
+        inner.extend(attr(13, &a16([10, 0, 100, 1])));
+        inner.extend(attr(14, &1030u16.to_be_bytes()));
+        let c = parse_conn(&inner).unwrap();
+        assert_eq!(c.forward, Forward::Enat);
+        assert_eq!(c.local, Some(("10.0.100.1".parse().unwrap(), 1030)));
+        let v6 = |s: &str| s.parse::<Ipv6Addr>().unwrap().octets();
+        let mut inner6 = conn_bytes(
+            10,
+            &v6("2001:db8::2"),
+            &v6("2001:db8::1"),
+            &v6("2001:db8::3"),
+        );
+        inner6.extend(attr(11, &ne32(uapi::RVS_CONN_F_ENAT)));
+        inner6.extend(attr(13, &v6("2001:db8::1")));
+        inner6.extend(attr(14, &1024u16.to_be_bytes()));
+        let c = parse_conn(&inner6).unwrap();
+        assert_eq!(
+            (c.forward, c.local),
+            (Forward::Enat, Some(("2001:db8::1".parse().unwrap(), 1024)))
+        );
+    }
+
     fn daemon_spec(state: DaemonState) -> DaemonSpec {
         DaemonSpec {
             state,

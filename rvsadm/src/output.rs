@@ -1407,12 +1407,19 @@ SCTP [2001:db8::1]:5672 sh persistent 60 mask 64\n\
             format_rules(&e),
             "-A -t 10.0.0.1:80 -s rr\n-a -t 10.0.0.1:80 -r 10.0.1.1:80 --enat -w 3\n"
         );
+        assert_eq!(
+            format_listing(&info(), &e, false, Columns::TunInfo, false)
+                .lines()
+                .nth(3),
+            Some("  -> 10.0.1.1:80                  Enat    n/a           3      4          5         ")
+        );
         let json = format_json(&info(), &e);
         assert!(
             json.contains(r#"{"address":"10.0.1.1","port":80,"forward":"enat","weight":3,"#),
             "{json}"
         );
         assert_eq!(Forward::from_code(6), Forward::Enat);
+        assert_eq!(Forward::from_code(0x0100 | 6), Forward::Enat);
         assert_eq!(Forward::Enat.code(), uapi::RVS_CONN_F_ENAT);
     }
 
@@ -1848,6 +1855,51 @@ TCP  10.0.0.1:80                         1       12       10      900  250000K\n
         );
         assert!(
             conn_json(&r).ends_with(r#""forward":"fullnat","laddr":"fd00:2::1","lport":65535}"#),
+            "{}",
+            conn_json(&r)
+        );
+    }
+
+    /// ENAT: the local end (the VIP and the local port) after the
+    /// destination, as FullNAT's; "enat", "laddr" and "lport" in JSON.
+    #[test]
+    fn enat_connection_lines() {
+        let mut e = conn(
+            "10.0.0.2",
+            40962,
+            "10.0.100.1",
+            "10.0.1.1",
+            "ESTABLISHED",
+            899_999,
+        );
+        e.dport = 80;
+        e.forward = Forward::Enat;
+        e.local = Some(("10.0.100.1".parse().unwrap(), 1030));
+        assert_eq!(
+            conn_line(&e),
+            "TCP 14:59  ESTABLISHED 10.0.0.2:40962     10.0.100.1:80      10.0.1.1:80 local 10.0.100.1:1030"
+        );
+        assert_eq!(
+            conn_json(&e),
+            r#"{"protocol":"tcp","expire_ms":899999,"state":"ESTABLISHED","client":"10.0.0.2:40962","virtual":"10.0.100.1:80","destination":"10.0.1.1:80","forward":"enat","laddr":"10.0.100.1","lport":1030}"#
+        );
+        let mut r = conn(
+            "2001:db8::2",
+            40962,
+            "2001:db8::1",
+            "2001:db8::3",
+            "SYN_RECV",
+            59_000,
+        );
+        r.dport = 80;
+        r.forward = Forward::Enat;
+        r.local = Some(("2001:db8::1".parse().unwrap(), 65535));
+        assert_eq!(
+            conn_line(&r),
+            "TCP 00:59  SYN_RECV    [2001:db8::2]:40962 [2001:db8::1]:80   [2001:db8::3]:80 local [2001:db8::1]:65535"
+        );
+        assert!(
+            conn_json(&r).ends_with(r#""forward":"enat","laddr":"2001:db8::1","lport":65535}"#),
             "{}",
             conn_json(&r)
         );

@@ -1053,6 +1053,12 @@ mod tests {
         assert_eq!(by_id("fullnat").group, by_id("masquerading").group);
         assert!(by_id("fullnat").allowed_with(EditServer));
         assert!(!by_id("fullnat").allowed_with(AddService));
+        assert_eq!(by_id("enat").names(), ["--enat"]);
+        assert_eq!(by_id("enat").group, by_id("masquerading").group);
+        assert!(by_id("enat").allowed_with(AddServer));
+        assert!(by_id("enat").allowed_with(EditServer));
+        assert!(!by_id("enat").allowed_with(AddService));
+        assert!(!by_id("enat").allowed_with(DeleteServer));
         assert_eq!(command(FlushConns).display(), "--flush-conns");
         assert!(by_id("real-server").allowed_with(FlushConns));
         assert!(by_id("ipv6").allowed_with(FlushConns));

@@ -49,7 +49,7 @@ case("nest without NLA_F_NESTED", errno.EINVAL, "", "RVS_CMD_NEW_SERVICE",
      attr(U["RVS_CMD_ATTR_SERVICE"], svc(port=87)[4:]))
 case("u32 attribute of 2 bytes", errno.EINVAL, "", "RVS_CMD_NEW_SERVICE", svc(port=88), attr(U["RVS_CMD_ATTR_TIMEOUT_TCP"], u16(5)))
 case("weight 70000", errno.ERANGE, "weight", "RVS_CMD_NEW_DEST", svc(), dest(addr="10.0.1.2", weight=70000))
-case("unknown forwarding method", errno.EINVAL, "forwarding method", "RVS_CMD_NEW_DEST", svc(), dest(addr="10.0.1.3", fwd=6))
+case("unknown forwarding method", errno.EINVAL, "forwarding method", "RVS_CMD_NEW_DEST", svc(), dest(addr="10.0.1.3", fwd=7))
 case("FullNAT without local addresses", errno.EINVAL, "local addresses", "RVS_CMD_NEW_DEST", svc(), dest(addr="10.0.1.3", fwd=5))
 case("DR with port mapping", errno.EINVAL, "masquerading", "RVS_CMD_NEW_DEST", svc(), dest(addr="10.0.1.4", port=8080, fwd=3))
 case("lower threshold above upper", errno.ERANGE, "threshold", "RVS_CMD_NEW_DEST", svc(), dest(addr="10.0.1.5", uth=5, lth=9))

@@ -141,8 +141,9 @@ fn check_service(svc: &[u8]) -> Result<(), String> {
     }
 }
 
-/// A connection nest of a GET_CONN reply: FullNAT's LADDR (16 bytes) and
-/// LPORT (2) come together, in FullNAT connections only.
+/// A connection nest of a GET_CONN reply: the local end's LADDR (16
+/// bytes) and LPORT (2) come together, in FullNAT and ENAT connections
+/// only.
 fn check_conn(conn: &[u8]) -> Result<(), String> {
     let (mut laddr, mut lport, mut fwd) = (false, false, None);
     walk_attrs(conn, |kind, v| {
@@ -169,7 +170,7 @@ fn check_conn(conn: &[u8]) -> Result<(), String> {
     if laddr != lport {
         return Err("a connection with only one of LADDR and LPORT".into());
     }
-    if laddr && fwd != Some(RVS_CONN_F_FULLNAT) {
+    if laddr && fwd != Some(RVS_CONN_F_FULLNAT) && fwd != Some(RVS_CONN_F_ENAT) {
         return Err(format!(
             "LADDR and LPORT in a connection of forwarding method {fwd:?}"
         ));
@@ -225,12 +226,13 @@ fn check_reply(p: &[u8]) -> Result<u8, String> {
         })?,
         // Version and table size (u32), entry count (u32), then the table's
         // memory, refused and evicted counters (u64), their pad, the VIP
-        // port guard's count, the connections flushed and the FullNAT
-        // connections dropped for want of a local port (u64).
+        // port guard's count, the connections flushed, the FullNAT
+        // connections dropped for want of a local port and the ENAT SYNs
+        // dropped for want of room for the option (u64).
         RVS_CMD_GET_INFO => walk_attrs(attrs, |kind, v| {
             let want = match kind & NLA_TYPE_MASK {
                 1..=3 => 4,
-                4..=6 | 8..=10 => 8,
+                4..=6 | 8..=11 => 8,
                 7 => 0,
                 _ => return Err(format!("unknown GET_INFO attribute {kind}")),
             };
@@ -523,8 +525,8 @@ mod tests {
         ] {
             assert!(service(bad.clone()).is_err(), "{bad:?}");
         }
-        // A FullNAT connection's local end: LADDR (16 bytes) and LPORT
-        // (2) together, and only with forwarding method 5.
+        // A FullNAT or ENAT connection's local end: LADDR (16 bytes) and
+        // LPORT (2) together, and only with forwarding methods 5 and 6.
         let conn = |attrs: Vec<Attr>| {
             let mut p = vec![RVS_CMD_GET_CONN, 1, 0, 0];
             Attr::nest(RVS_CMD_ATTR_CONN, attrs).encode(&mut p);
@@ -537,6 +539,7 @@ mod tests {
         let lp = Attr::be16(RVS_CONN_ATTR_LPORT, 1025);
         for ok in [
             vec![fwd(5), la(16), lp.clone()],
+            vec![fwd(6), la(16), lp.clone()],
             vec![lp.clone(), la(16), fwd(0x100 | 5)],
             vec![fwd(0)],
             vec![fwd(5)],
@@ -560,7 +563,8 @@ mod tests {
         ] {
             assert!(conn(bad.clone()).is_err(), "{bad:?}");
         }
-        // GET_INFO: the no-port count (10) is a u64, and 11 is unknown.
+        // GET_INFO: the no-port (10) and no-room (11) counts are u64s, and
+        // 12 is unknown.
         let info = |attrs: &[Attr]| {
             let mut p = vec![RVS_CMD_GET_INFO, 1, 0, 0];
             for a in attrs {
@@ -579,7 +583,10 @@ mod tests {
             }])
         );
         assert!(info(&[Attr::u32(RVS_INFO_ATTR_FULLNAT_NO_PORT, 7)]).is_err());
-        assert!(info(&[Attr::raw(11, &7u64.to_ne_bytes())]).is_err());
+        let no_room = Attr::raw(RVS_INFO_ATTR_ENAT_NO_ROOM, &7u64.to_ne_bytes());
+        assert!(info(&[Attr::u32(RVS_INFO_ATTR_VERSION, 1), no_room]).is_ok());
+        assert!(info(&[Attr::u32(RVS_INFO_ATTR_ENAT_NO_ROOM, 7)]).is_err());
+        assert!(info(&[Attr::raw(12, &7u64.to_ne_bytes())]).is_err());
         // A reply whose nest overruns.
         let mut bad = d.clone();
         bad[16 + 4] = 0xff;

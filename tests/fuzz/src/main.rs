@@ -362,6 +362,9 @@ impl Fuzzer {
             // edit, so a refused one leaves the service) and a FullNAT
             // second real server, so dumps carry LADDRS and method 5.
             let fullnat = h <= 5;
+            // ENAT: the next three get an ENAT second real server (TCP, the
+            // service's port), so dumps carry method 6.
+            let enat = (6..=8).contains(&h);
             if fullnat {
                 let mut svc = key(true);
                 if let Body::Nest(v) = &mut svc.body {
@@ -383,6 +386,8 @@ impl Fuzzer {
                                 RVS_DEST_ATTR_FWD_METHOD,
                                 if fullnat && d == 2 {
                                     RVS_CONN_F_FULLNAT
+                                } else if enat && d == 2 {
+                                    RVS_CONN_F_ENAT
                                 } else {
                                     0
                                 },

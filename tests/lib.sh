@@ -700,3 +700,51 @@ capture_end() {
   for p in "${_caps[@]}"; do wait "$p" 2>/dev/null; done
   _caps=()
 }
+
+# Helpers of the FullNAT and ENAT tests (79, 86). get and the conn_*
+# helpers use the test's client ($CL) and director ($LB) namespaces.
+
+# hostport ADDR PORT: ADDR:PORT, [ADDR]:PORT for IPv6.
+hostport() { case $1 in *:*) echo "[$1]:$2" ;; *) echo "$1:$2" ;; esac; }
+# get URL OUT [CURL ARGS...]: curl from the client, body to OUT.
+get() {
+  local url=$1 out=$2 err; shift 2
+  err=$(ip netns exec "$CL" timeout 30 curl -sS -g --max-time 25 -o "$out" "$@" "$url" 2>&1) ||
+    fail "curl $url: $err"
+}
+# conn_local CLIENT: the " local ADDR:PORT" of -L -n -c's line for CLIENT (ADDR:PORT).
+conn_local() { adm "$LB" -L -n -c | grep -F " $1 " | sed -n 's/.* local \([^ ]*\)$/\1/p'; }
+# conn_json CLIENT: "LADDR LPORT" of --json's connection of CLIENT.
+conn_json() {
+  adm "$LB" -L -n -c --json | python3 -c '
+import json, sys
+for c in json.load(sys.stdin)["connections"]:
+    if c["client"] == sys.argv[1]:
+        print(c.get("laddr"), c.get("lport"))' "$1"
+}
+# check_listed CLIENT LADDR LPORT LABEL: the connection of CLIENT is listed
+# with that local address and port, in -L -n -c and in --json.
+check_listed() {
+  assert_eq "$(conn_local "$1")" "$(hostport "$2" "$3")" "$4: -L -n -c local address of $1"
+  assert_eq "$(conn_json "$1")" "$2 $3" "$4: --json laddr and lport of $1"
+}
+# segments FILE LABEL: tests/py/fullnat.py segments of a capture (one line
+# per TCP segment: SRC SPORT DST DPORT FLAGS LEN OPTIONS), logged.
+segments() {
+  local segs
+  segs=$(python3 "$RVS_ROOT/tests/py/fullnat.py" segments "$1") || fail "$2: cannot read the capture $1"
+  log "$2 ($(printf '%s\n' "$segs" | grep -c .) segments; SRC SPORT DST DPORT FLAGS LEN OPTIONS):"
+  printf '%s\n' "$segs" | head -8 | sed 's/^/#   /' >&2
+  printf '%s\n' "$segs"
+}
+# toa_hex ADDR PORT [KIND]: the option that carries the client ADDR:PORT,
+# as its bytes in hex: KIND (254, FullNAT's TOA, unless told; ENAT's is
+# 253), length (8, IPv6 20), port, address (network order).
+toa_hex() {
+  python3 -c '
+import socket, sys
+a = socket.inet_pton(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET, sys.argv[1])
+print((bytes([int(sys.argv[3]), 4 + len(a)]) + int(sys.argv[2]).to_bytes(2, "big") + a).hex())' "$1" "$2" "${3:-254}"
+}
+# has_opt SEGMENT HEX: whether the segment line's options include HEX.
+has_opt() { printf '%s\n' "$1" | awk -v o="$2" '{n = split($7, a, ","); for (i = 1; i <= n; i++) if (a[i] == o) f = 1} END {exit !f}'; }

@@ -130,27 +130,8 @@ def hold(addr, port, go, srcs):
 
 
 def segments(path):
-    link, recs = pcap.records(path)
-    for pkt, _ in recs:
-        if link == 1:  # Ethernet
-            eth, ip = struct.unpack("!H", pkt[12:14])[0], pkt[14:]
-        elif link == 113:  # Linux cooked (SLL)
-            eth, ip = struct.unpack("!H", pkt[14:16])[0], pkt[16:]
-        elif link == 276:  # Linux cooked v2 (SLL2)
-            eth, ip = struct.unpack("!H", pkt[0:2])[0], pkt[20:]
-        elif link in (12, 101):  # raw IP
-            eth, ip = (0x86DD if pkt and pkt[0] >> 4 == 6 else 0x0800), pkt
-        else:
-            sys.exit("%s: link type %d not handled" % (path, link))
-        if eth == 0x0800 and len(ip) >= 20 and ip[9] == 6:
-            ihl = (ip[0] & 0xF) * 4
-            end = struct.unpack("!H", ip[2:4])[0]
-            tcp = ip[ihl:end]
-            src, dst = socket.inet_ntop(socket.AF_INET, ip[12:16]), socket.inet_ntop(socket.AF_INET, ip[16:20])
-        elif eth == 0x86DD and len(ip) >= 40 and ip[6] == 6:
-            tcp = ip[40:40 + struct.unpack("!H", ip[4:6])[0]]
-            src, dst = socket.inet_ntop(socket.AF_INET6, ip[8:24]), socket.inet_ntop(socket.AF_INET6, ip[24:40])
-        else:
+    for _, src, dst, proto, tcp in pcap.ip_packets(path):
+        if proto != 6:
             continue
         if len(tcp) < 20:
             continue

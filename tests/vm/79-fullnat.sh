@@ -174,30 +174,8 @@ printf '%s\n' "$list" | grep -E -q '^  -> 10\.0\.3\.1:8080 +FullNat +1 ' || fail
 printf '%s\n' "$list" | grep -E -q '^  -> \[fd00:3::1\]:8080 +FullNat +1 ' || fail "-L: no FullNat line for [fd00:3::1]:8080"
 
 # --- helpers -------------------------------------------------------------------------------
-# hostport ADDR PORT: ADDR:PORT, [ADDR]:PORT for IPv6.
-hostport() { case $1 in *:*) echo "[$1]:$2" ;; *) echo "$1:$2" ;; esac; }
-# get URL OUT [CURL ARGS...]: curl from the client, body to OUT.
-get() {
-  local url=$1 out=$2 err; shift 2
-  err=$(ip netns exec "$CL" timeout 30 curl -sS -g --max-time 25 -o "$out" "$@" "$url" 2>&1) ||
-    fail "curl $url: $err"
-}
-# conn_local CLIENT: the " local ADDR:PORT" of -L -n -c's line for CLIENT (ADDR:PORT).
-conn_local() { adm "$LB" -L -n -c | grep -F " $1 " | sed -n 's/.* local \([^ ]*\)$/\1/p'; }
-# conn_json CLIENT: "LADDR LPORT" of --json's connection of CLIENT.
-conn_json() {
-  adm "$LB" -L -n -c --json | python3 -c '
-import json, sys
-for c in json.load(sys.stdin)["connections"]:
-    if c["client"] == sys.argv[1]:
-        print(c.get("laddr"), c.get("lport"))' "$1"
-}
-# check_listed CLIENT LADDR LPORT LABEL: the connection of CLIENT is listed
-# with that local address and port, in -L -n -c and in --json.
-check_listed() {
-  assert_eq "$(conn_local "$1")" "$(hostport "$2" "$3")" "$4: -L -n -c local address of $1"
-  assert_eq "$(conn_json "$1")" "$2 $3" "$4: --json laddr and lport of $1"
-}
+# (hostport, get, conn_local, conn_json, check_listed, segments, toa_hex
+# and has_opt: tests/lib.sh)
 # ask PROTO ADDR PORT [SRC SRCPORT]: fullnat.py ask from the client.
 ask() { ip netns exec "$CL" timeout 20 python3 "$FN_PY" ask "$@"; }
 # hold TAG ADDR PORT SRC:PORT...: holds one connection per source in the
@@ -219,31 +197,12 @@ release() { touch "$T/$1.go"; }
 # no_port: the namespace's count of connections dropped for want of a port.
 no_port() { adm "$LB" -L -n --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["fullnat_no_port"])'; }
 
-# segments FILE LABEL: fullnat.py segments of a capture, logged.
-segments() {
-  local segs
-  segs=$(python3 "$FN_PY" segments "$1") || fail "$2: cannot read the capture $1"
-  log "$2 ($(printf '%s\n' "$segs" | grep -c .) segments; SRC SPORT DST DPORT FLAGS LEN OPTIONS):"
-  printf '%s\n' "$segs" | head -8 | sed 's/^/#   /' >&2
-  printf '%s\n' "$segs"
-}
 # mss_of SEGMENT: the value of the segment line's MSS option (none: "none").
 mss_of() {
   local o
   o=$(printf '%s\n' "$1" | awk '{n = split($7, a, ","); for (i = 1; i <= n; i++) if (a[i] ~ /^0204....$/) print substr(a[i], 5)}')
   if [ -n "$o" ]; then echo $((16#$o)); else echo none; fi
 }
-
-# toa_hex ADDR PORT: the option that carries the client ADDR:PORT, as its
-# bytes in hex: kind 254, length (8, IPv6 20), port, address (network order).
-toa_hex() {
-  python3 -c '
-import socket, sys
-a = socket.inet_pton(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET, sys.argv[1])
-print((bytes([254, 4 + len(a)]) + int(sys.argv[2]).to_bytes(2, "big") + a).hex())' "$1" "$2"
-}
-# has_opt SEGMENT HEX: whether the segment line's options include HEX.
-has_opt() { printf '%s\n' "$1" | awk -v o="$2" '{n = split($7, a, ","); for (i = 1; i <= n; i++) if (a[i] == o) f = 1} END {exit !f}'; }
 
 # check_capture RSCAP CLCAP CLIENT CPORT VIP LABEL LADDR...: one
 # connection of the client CLIENT:CPORT to VIP:80, captured on the real

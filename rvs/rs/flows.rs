@@ -243,6 +243,14 @@ impl Flows {
             .map(|e| &**e)
     }
 
+    /// Marks the live connection of wire tuple `k`, if any, dead: a SYN
+    /// the companion does not take begins another connection there.
+    pub(crate) fn forget(&self, g: &ReadGuard, k: &FlowKey, now: u64) {
+        if let Some(old) = self.by_wire(g, k, now) {
+            old.dead.store(true, Relaxed);
+        }
+    }
+
     /// Opens connection `k` announced by a SYN with the option of `mode`:
     /// a retransmitted SYN finds its connection again; a connection on the
     /// same wire tuple for another client, or closing, is replaced; at

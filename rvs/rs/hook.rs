@@ -111,7 +111,14 @@ fn inbound(st: &RsState, af: AddrFamily, skb: &mut Skb<'_>) -> Result {
     let flow = if f.syn && !f.ack && !f.rst {
         match announced(st, &g, skb, &seg, &mut key, now) {
             Announced::Flow(flow) => Some(flow),
-            Announced::None => st.flows.by_wire(&g, &key, now),
+            // A new connection on this wire tuple that the companion does
+            // not take: an older one there (closing, or whose director
+            // port was freed and taken again) must not lend it its
+            // client's address.
+            Announced::None => {
+                st.flows.forget(&g, &key, now);
+                return Ok(());
+            }
             Announced::Refused => return Err(ENOSPC),
         }
     } else {
@@ -155,7 +162,11 @@ fn announced<'g>(
     let Some((mode, caddr, cport)) = found else {
         return Announced::None;
     };
-    if !st.on.load(Relaxed) || !st.directors.get(g).contains(af, &seg.ip.saddr) {
+    // Off (no directors): nothing is taken, nor counted.
+    if !st.on.load(Relaxed) {
+        return Announced::None;
+    }
+    if !st.directors.get(g).contains(af, &seg.ip.saddr) {
         st.counts.untrusted.fetch_add(1, Relaxed);
         return Announced::None;
     }

@@ -5,7 +5,8 @@
       sends one TCP SYN from SRC:SPORT to DST:DPORT (IPv4 or IPv6) over a
       raw socket, carrying an MSS option and a client address option of
       KIND (254: FullNAT's TOA, 253: ENAT's) that claims CLIENT:CPORT: what
-      a director would send, from a host that is none
+      a director would send, from a host that is none; KIND 0: no client
+      option (a director's SYN the companion must not take)
   enat.py packets PCAP
       one line per IP packet of the capture: "SRC DST PROTO" (PROTO the IP
       protocol number, IPv6's first next header)
@@ -35,7 +36,9 @@ def forge(src, dst, dport, sport, kind, client, cport):
     if family(src) != fam or family(client) != fam:
         sys.exit("forge: SRC, DST and CLIENT must be of one family")
     # MSS (4 bytes) then the option (8 or 20): a multiple of 4, no padding.
-    opts = struct.pack("!BBH", 2, 4, 1460) + client_option(kind, client, cport)
+    opts = struct.pack("!BBH", 2, 4, 1460)
+    if kind:
+        opts += client_option(kind, client, cport)
     seg = struct.pack("!HHIIBBHHH", sport, dport, random.getrandbits(32), 0,
                       ((20 + len(opts)) // 4) << 4, 0x02, 64240, 0, 0) + opts
     s_ip, d_ip = socket.inet_pton(fam, src), socket.inet_pton(fam, dst)

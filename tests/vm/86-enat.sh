@@ -58,6 +58,9 @@
 #    director: the real server answers the router's address and port, never
 #    the claimed client; ss shows the half-open connections from the
 #    router; untrusted grows by exactly 4, enat and fullnat not at all;
+#  - a director's SYN without the option on the local address and port of
+#    a held FullNAT connection ends that connection's entry (a new
+#    connection there is not lent the old one's client);
 #  - rmmod rvs_rs during an ENAT download succeeds and removes its files
 #    (the runner then checks the kernel log for a splat).
 . "$(dirname "$0")/../lib.sh"
@@ -458,6 +461,32 @@ assert_eq "$(( $(counter enat) - enat0 )) $(( $(counter fullnat) - fullnat0 ))" 
   "/proc/net/rvs_rs enat and fullnat after the forged SYNs"
 log "4 forged SYNs (kinds 254 and 253, IPv4 and IPv6) from the router: answered to $want, counted untrusted"
 ip netns exec "$RS" cat /proc/net/rvs_rs | sed 's/^/#   \/proc\/net\/rvs_rs: /' >&2
+
+# --- a SYN the companion does not take, on the addresses of a connection it has -----------------------------
+# A director's SYN without the option, from the local address and port of
+# a FullNAT connection the companion holds (as after the director gave
+# that port to a new client): that entry must end, not lend the new
+# connection its client. The collector (every second) then removes it.
+rm -f "$T/held.got"
+ip netns exec "$CL" timeout 60 curl -sS --limit-rate 10k --local-port 41500 -o "$T/held.got" \
+  "http://$VIP:81/big.bin" </dev/null >/dev/null 2>&1 &
+held_pid=$!
+bg_track $held_pid
+for _ in $(seq 1 200); do
+  [ "$(stat -c %s "$T/held.got" 2>/dev/null || echo 0)" -gt 0 ] && break
+  sleep 0.1
+done
+lend=$(conn_local "$CIP:41500")
+[ -n "$lend" ] || fail "no FullNAT connection of $CIP:41500 listed"
+sleep 2.5
+entries0=$(counter entries)
+ip netns exec "$LB" python3 "$EN_PY" forge "${lend%:*}" $RIP 8080 "${lend##*:}" 0 $CIP 0 ||
+  fail "the director could not send a plain SYN from $lend"
+sleep 2.5
+assert_eq "$(counter entries)" $((entries0 - 1)) \
+  "/proc/net/rvs_rs entries after a SYN without the option from $lend (a held connection's addresses)"
+kill "$held_pid" 2>/dev/null
+log "a SYN without the option on the addresses of a held FullNAT connection ($lend) ended its entry"
 
 # --- unload under traffic ---------------------------------------------------------------------------------
 # A slow ENAT download (100 KB at 10 KB/s); once its data flows, the

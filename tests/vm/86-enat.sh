@@ -203,6 +203,9 @@ log "the real server reaches the client by the routers alone, around the directo
 mkdir -p "$T/www"
 echo "enat page" >"$T/www/index.txt"
 head -c 102400 /dev/urandom >"$T/www/big.bin"
+# For the slow downloads: curl's rate limit is an average, and it may take
+# a first burst of a small file whole.
+head -c 1048576 /dev/urandom >"$T/www/huge.bin"
 for port in 80 8080; do
   ip netns exec "$RS" python3 -m http.server $port --bind :: --directory "$T/www" \
     </dev/null >/dev/null 2>"$T/http$port.log" &
@@ -469,7 +472,7 @@ ip netns exec "$RS" cat /proc/net/rvs_rs | sed 's/^/#   \/proc\/net\/rvs_rs: /' 
 # connection its client. The collector (every second) then removes it.
 rm -f "$T/held.got"
 ip netns exec "$CL" timeout 60 curl -sS --limit-rate 10k --local-port 41500 -o "$T/held.got" \
-  "http://$VIP:81/big.bin" </dev/null >/dev/null 2>&1 &
+  "http://$VIP:81/huge.bin" </dev/null >/dev/null 2>&1 &
 held_pid=$!
 bg_track $held_pid
 for _ in $(seq 1 200); do
@@ -489,11 +492,11 @@ kill "$held_pid" 2>/dev/null
 log "a SYN without the option on the addresses of a held FullNAT connection ($lend) ended its entry"
 
 # --- unload under traffic ---------------------------------------------------------------------------------
-# A slow ENAT download (100 KB at 10 KB/s); once its data flows, the
+# A slow ENAT download (1 MiB at 10 KB/s); once its data flows, the
 # companion goes (the connection then breaks: its replies are no longer
 # rewritten).
 rm -f "$T/slow.got"
-ip netns exec "$CL" timeout 60 curl -sS --limit-rate 10k -o "$T/slow.got" "http://$VIP/big.bin" \
+ip netns exec "$CL" timeout 60 curl -sS --limit-rate 10k -o "$T/slow.got" "http://$VIP/huge.bin" \
   </dev/null >/dev/null 2>&1 &
 bg_track $!
 for _ in $(seq 1 200); do
@@ -501,7 +504,7 @@ for _ in $(seq 1 200); do
   sleep 0.1
 done
 got=$(stat -c %s "$T/slow.got" 2>/dev/null || echo 0)
-[ "$got" -gt 0 ] && [ "$got" -lt 102400 ] || fail "the slow ENAT download is not under way ($got bytes)"
+[ "$got" -gt 0 ] && [ "$got" -lt 1048576 ] || fail "the slow ENAT download is not under way ($got bytes)"
 [ "$(counter entries)" -gt 0 ] || fail "the companion tracks no connection during the slow download"
 rmmod rvs_rs || fail "rmmod rvs_rs during an ENAT download failed"
 grep -q '^rvs_rs ' /proc/modules && fail "rvs_rs still loaded after rmmod"

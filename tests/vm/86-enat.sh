@@ -465,32 +465,6 @@ assert_eq "$(( $(counter enat) - enat0 )) $(( $(counter fullnat) - fullnat0 ))" 
 log "4 forged SYNs (kinds 254 and 253, IPv4 and IPv6) from the router: answered to $want, counted untrusted"
 ip netns exec "$RS" cat /proc/net/rvs_rs | sed 's/^/#   \/proc\/net\/rvs_rs: /' >&2
 
-# --- a SYN the companion does not take, on the addresses of a connection it has -----------------------------
-# A director's SYN without the option, from the local address and port of
-# a FullNAT connection the companion holds (as after the director gave
-# that port to a new client): that entry must end, not lend the new
-# connection its client. The collector (every second) then removes it.
-rm -f "$T/held.got"
-ip netns exec "$CL" timeout 60 curl -sS --limit-rate 10k --local-port 41500 -o "$T/held.got" \
-  "http://$VIP:81/huge.bin" </dev/null >/dev/null 2>&1 &
-held_pid=$!
-bg_track $held_pid
-for _ in $(seq 1 200); do
-  [ "$(stat -c %s "$T/held.got" 2>/dev/null || echo 0)" -gt 0 ] && break
-  sleep 0.1
-done
-lend=$(conn_local "$CIP:41500")
-[ -n "$lend" ] || fail "no FullNAT connection of $CIP:41500 listed"
-sleep 2.5
-entries0=$(counter entries)
-ip netns exec "$LB" python3 "$EN_PY" forge "${lend%:*}" $RIP 8080 "${lend##*:}" 0 $CIP 0 ||
-  fail "the director could not send a plain SYN from $lend"
-sleep 2.5
-assert_eq "$(counter entries)" $((entries0 - 1)) \
-  "/proc/net/rvs_rs entries after a SYN without the option from $lend (a held connection's addresses)"
-kill "$held_pid" 2>/dev/null
-log "a SYN without the option on the addresses of a held FullNAT connection ($lend) ended its entry"
-
 # --- unload under traffic ---------------------------------------------------------------------------------
 # A slow ENAT download (1 MiB at 10 KB/s); once its data flows, the
 # companion goes (the connection then breaks: its replies are no longer
@@ -511,7 +485,37 @@ grep -q '^rvs_rs ' /proc/modules && fail "rvs_rs still loaded after rmmod"
 ip netns exec "$RS" test -e /proc/net/rvs_rs && fail "/proc/net/rvs_rs left behind after rmmod"
 ip netns exec "$RS" test -e /proc/sys/net/rvs_rs && fail "/proc/sys/net/rvs_rs left behind after rmmod"
 log "rmmod rvs_rs during an ENAT download ($got bytes in): done"
-if [ $rs_preloaded = 1 ]; then
-  insmod "$RS_KO" || fail "could not load $RS_KO again (it was loaded before the test)"
-fi
+
+# --- a SYN the companion does not take, on the addresses of a connection it has -----------------------------
+# A director's SYN without the option, from the local address and port of
+# a FullNAT connection the companion holds (as after the director gave
+# that port to a new client): that entry must end, not lend the new
+# connection its client. The collector (every second) then removes it. The
+# companion is loaded afresh, so that its table holds that connection only
+# (the test's earlier ones would expire meanwhile); it stays loaded for
+# the runner if it was before the test (else at_exit unloads it).
+insmod "$RS_KO" || fail "could not load $RS_KO again"
+nsysctl "$RS" "net.rvs_rs.directors=$DIRECTORS"
+rm -f "$T/held.got"
+ip netns exec "$CL" timeout 60 curl -sS --limit-rate 10k --local-port 41500 -o "$T/held.got" \
+  "http://$VIP:81/huge.bin" </dev/null >/dev/null 2>&1 &
+held_pid=$!
+bg_track $held_pid
+for _ in $(seq 1 200); do
+  [ "$(stat -c %s "$T/held.got" 2>/dev/null || echo 0)" -gt 0 ] && break
+  sleep 0.1
+done
+lend=$(conn_local "$CIP:41500")
+[ -n "$lend" ] || fail "no FullNAT connection of $CIP:41500 listed"
+assert_eq "$(counter entries)" 1 "/proc/net/rvs_rs entries with one FullNAT download held"
+ip netns exec "$LB" python3 "$EN_PY" forge "${lend%:*}" $RIP 8080 "${lend##*:}" 0 $CIP 0 ||
+  fail "the director could not send a plain SYN from $lend"
+for _ in $(seq 1 50); do
+  [ "$(counter entries)" = 0 ] && break
+  sleep 0.1
+done
+assert_eq "$(counter entries)" 0 \
+  "/proc/net/rvs_rs entries 5 s after a SYN without the option from $lend (the held connection's addresses)"
+kill "$held_pid" 2>/dev/null
+log "a SYN without the option on the addresses of the held FullNAT connection ($lend) ended its entry"
 pass "ENAT and rvs_rs: direct replies, client addresses for ENAT and FullNAT, forged options ignored, unload under traffic"

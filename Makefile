@@ -83,7 +83,7 @@ clippy: check-layers
 
 fmt:
 	rustfmt --edition 2021 --config-path $(KDIR)/.rustfmt.toml \
-		$(filter-out rvs/bindings_generated.rs,$(wildcard rvs/*.rs rvs/sys/*.rs rvs/lb/*.rs))
+		$(filter-out rvs/bindings_generated.rs,$(wildcard rvs/*.rs rvs/sys/*.rs rvs/lb/*.rs rvs/lb/sync/*.rs rvs/rs/*.rs))
 	cargo fmt --all
 
 # README's main job: everything from a fresh machine to balanced traffic.

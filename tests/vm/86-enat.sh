@@ -425,6 +425,10 @@ table inet enat {
   }
 }
 NFT
+# Half-open connections live through tcp_synack_retries retransmissions
+# (5: about 60 s); the debug kernel under TCG can take longer than that
+# to get from the first forged SYN to the ss check.
+nsysctl "$RS" net.ipv4.tcp_synack_retries=10
 untrusted0=$(counter untrusted) enat0=$(counter enat) fullnat0=$(counter fullnat)
 capture "$RS" r0 "$T/forged.pcap" tcp port 7000
 sport=4440 forged=() want=()

@@ -18,15 +18,12 @@ use crate::lb::packet::Packet;
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::fullnat;
 use crate::rvs_core::icmp;
-use crate::rvs_core::packet::{
-    self, TtlError, IPPROTO_SCTP, IPPROTO_UDP, IP_DF, TCP_CHECK_OFFSET, UDP_CHECK_OFFSET,
-};
+use crate::rvs_core::packet::{self, TtlError, IPPROTO_SCTP, IPPROTO_UDP, IP_DF, TCP_CHECK_OFFSET};
 use crate::rvs_core::proto::L4Event;
 use crate::rvs_core::sctp;
 use crate::rvs_core::tunnel::{self, Tunnel};
 use crate::sys::error::{ehostunreach, emsgsize};
 use crate::sys::hooks::Verdict;
-use crate::sys::inet::addr4;
 use crate::sys::netns::Net;
 use crate::sys::rcu::ReadGuard;
 use crate::sys::route;
@@ -503,43 +500,9 @@ pub(crate) fn nat_rewrite(
     if pkt.ip.proto == IPPROTO_SCTP {
         return sctp_nat_rewrite(skb, pkt, side, addr, port);
     }
-    let af = pkt.ip.af;
-    let l4 = pkt.ip.l4_offset;
-    let is_udp = pkt.ip.proto == IPPROTO_UDP;
-    let check_at = l4
-        + if is_udp {
-            UDP_CHECK_OFFSET
-        } else {
-            TCP_CHECK_OFFSET
-        };
-    let h = skb.header_mut(check_at + 2).ok_or(ENOMEM)?;
-    let udp_no_csum = is_udp && h.get(check_at..check_at + 2) == Some(&[0, 0][..]);
-    let (old_addr, old_port) = write_end(h, af, l4, side, addr, port)?;
-    let new_port = port.to_be_bytes();
-    if !udp_no_csum {
-        match af {
-            AddrFamily::Inet => {
-                let (o, n) = (addr4(&old_addr), addr4(addr));
-                skb.csum_replace4(check_at, o, n, true);
-            }
-            AddrFamily::Inet6 => skb.csum_replace16(check_at, &old_addr, addr),
-        }
-        skb.csum_replace2(check_at, old_port, new_port);
-        if is_udp {
-            let partial = skb.csum_partial();
-            // A computed UDP checksum of 0 is sent as all ones (RFC 768,
-            // RFC 8200).
-            if let Some(c) = skb
-                .header_mut(check_at + 2)
-                .and_then(|h| h.get_mut(check_at..check_at + 2))
-            {
-                if c == [0, 0] && !partial {
-                    c.copy_from_slice(&[0xff, 0xff]);
-                }
-            }
-        }
-    }
-    Ok(())
+    let ip = &pkt.ip;
+    let udp = ip.proto == IPPROTO_UDP;
+    skb.rewrite_end(ip.af, ip.l4_offset, udp, side == Side::Source, addr, port)
 }
 
 /// [`nat_rewrite`] for SCTP, whose CRC32c covers no address: a new port

@@ -21,7 +21,7 @@ use crate::rs::flows::{Flow, FlowKey, Opened};
 use crate::rs::state::RsState;
 use crate::rvs_core::config::AddrFamily;
 use crate::rvs_core::fullnat;
-use crate::rvs_core::packet::{self, IpInfo, IPPROTO_TCP, TCP_CHECK_OFFSET};
+use crate::rvs_core::packet::{self, IpInfo, IPPROTO_TCP};
 use crate::rvs_core::proto::TcpFlags;
 use crate::rvs_core::rs::Mode;
 use crate::sys::hooks::{HookHandler, HookPoint, Verdict};
@@ -233,18 +233,5 @@ fn outbound(st: &RsState, af: AddrFamily, net: &Net, skb: &mut Skb<'_>) -> Resul
 /// Rewrites the source (`source`) or destination address and port of a
 /// TCP segment, its checksums kept right for every offload mode.
 fn rewrite(skb: &mut Skb<'_>, seg: &Segment, source: bool, addr: &[u8; 16], port: u16) -> Result {
-    let af = seg.ip.af;
-    let l4 = seg.ip.l4_offset;
-    let check_at = l4 + TCP_CHECK_OFFSET;
-    let h = skb.header_mut(check_at + 2).ok_or(ENOMEM)?;
-    let (old_addr, old_port) = packet::write_end(h, af, l4, source, addr, port).ok_or(EINVAL)?;
-    match af {
-        AddrFamily::Inet => {
-            let four = |a: &[u8; 16]| [a[0], a[1], a[2], a[3]];
-            skb.csum_replace4(check_at, four(&old_addr), four(addr), true);
-        }
-        AddrFamily::Inet6 => skb.csum_replace16(check_at, &old_addr, addr),
-    }
-    skb.csum_replace2(check_at, old_port, port.to_be_bytes());
-    Ok(())
+    skb.rewrite_end(seg.ip.af, seg.ip.l4_offset, false, source, addr, port)
 }

@@ -147,10 +147,10 @@ impl Hooks {
                 ops.push(op, GFP_KERNEL_ACCOUNT)?;
             }
         }
+        let (n, ops_p) = (ops.len() as u32, ops.as_ptr());
         // SAFETY: `ops` is a heap array that lives until `drop`, which
         // unregisters first; `net` is alive.
-        let ret =
-            unsafe { ffi::nf_register_net_hooks(net.as_ptr(), ops.as_ptr(), ops.len() as u32) };
+        let ret = unsafe { ffi::nf_register_net_hooks(net.as_ptr(), ops_p, n) };
         if ret != 0 {
             return Err(Error::from_errno(ret));
         }

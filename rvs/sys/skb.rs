@@ -246,6 +246,53 @@ impl<'a> Skb<'a> {
         unsafe { ffi::ipv4_update_pmtu(self.ptr, net.as_ptr(), mtu, 0, 0) };
     }
 
+    /// Rewrites one end (the source if `source`, else the destination)
+    /// of a TCP or UDP (`udp`) packet of family `af`, whose transport
+    /// header is at `l4`, to `addr:port` (`rvs_core::packet::write_end`,
+    /// which also renews an IPv4 header's checksum), keeping the
+    /// transport checksum right for every offload mode: left alone for a
+    /// UDP datagram sent without one, and a computed UDP checksum of 0
+    /// sent as all ones (RFC 768, RFC 8200).
+    pub(crate) fn rewrite_end(
+        &mut self,
+        af: AddrFamily,
+        l4: usize,
+        udp: bool,
+        source: bool,
+        addr: &[u8; 16],
+        port: u16,
+    ) -> Result {
+        let check_at = l4
+            + if udp {
+                packet::UDP_CHECK_OFFSET
+            } else {
+                packet::TCP_CHECK_OFFSET
+            };
+        let h = self.header_mut(check_at + 2).ok_or(ENOMEM)?;
+        let no_csum = udp && h.get(check_at..check_at + 2) == Some(&[0, 0][..]);
+        let (old_addr, old_port) =
+            packet::write_end(h, af, l4, source, addr, port).ok_or(EINVAL)?;
+        if no_csum {
+            return Ok(());
+        }
+        match af {
+            AddrFamily::Inet => self.csum_replace4(check_at, addr4(&old_addr), addr4(addr), true),
+            AddrFamily::Inet6 => self.csum_replace16(check_at, &old_addr, addr),
+        }
+        self.csum_replace2(check_at, old_port, port.to_be_bytes());
+        if udp && !self.csum_partial() {
+            if let Some(c) = self
+                .header_mut(check_at + 2)
+                .and_then(|h| h.get_mut(check_at..check_at + 2))
+            {
+                if c == [0, 0] {
+                    c.copy_from_slice(&[0xff, 0xff]);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Routes a locally sent packet again after its destination changed
     /// (at LOCAL_OUT), as netfilter's NAT does: `ip_route_me_harder` or
     /// `ip6_route_me_harder`, with the packet's socket for its bound
@@ -253,11 +300,11 @@ impl<'a> Skb<'a> {
     /// dropped.
     #[allow(dead_code)] // rvs_rs's only
     pub(crate) fn reroute(&mut self, net: &Net, af: AddrFamily) -> Result {
+        let v6 = af == AddrFamily::Inet6;
         // SAFETY: valid skb whose network header is linear (the caller
         // rewrote it); `net` is alive. The helper reads `skb->sk` as the
         // hook's own state would give it.
-        let ret =
-            unsafe { ffi::rvs_route_me_harder(net.as_ptr(), self.ptr, af == AddrFamily::Inet6) };
+        let ret = unsafe { ffi::rvs_route_me_harder(net.as_ptr(), self.ptr, v6) };
         if ret == 0 {
             Ok(())
         } else {

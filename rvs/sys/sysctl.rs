@@ -55,6 +55,22 @@ pub(crate) trait SysctlKnobs: 'static {
     }
 }
 
+/// The table entry `ctl` of a knob, its namespace and its index.
+///
+/// # Safety
+///
+/// `ctl` is an entry of a table made by [`SysctlDir::register`] (its
+/// `data` the namespace, alive while the table is registered, its
+/// `extra1` the knob's index), called for from one of its handlers.
+unsafe fn knob<'a>(ctl: *const ffi::ctl_table) -> (ffi::ctl_table, &'a Net, usize) {
+    // SAFETY: `ctl` is an entry of our table (the function's contract).
+    let entry = unsafe { *ctl };
+    // SAFETY: `data` is the namespace, alive while the table is registered
+    // (`SysctlDir`'s invariant), so during the handler's call.
+    let net = unsafe { Net::from_raw(entry.data.cast()) };
+    (entry, net, entry.extra1 as usize)
+}
+
 /// The size of a text knob's buffer, its terminating NUL included.
 pub(crate) const TEXT_MAX: usize = 1024;
 
@@ -68,11 +84,8 @@ unsafe extern "C" fn text_handler<K: SysctlKnobs>(
     lenp: *mut usize,
     ppos: *mut ffi::loff_t,
 ) -> c_int {
-    // SAFETY: `ctl` is an entry of our table (the function's contract).
-    let entry = unsafe { *ctl };
-    // SAFETY: as in `handler`: the namespace is alive during the call.
-    let net = unsafe { Net::from_raw(entry.data.cast()) };
-    let index = entry.extra1 as usize;
+    // SAFETY: called for an entry of our table (the function's contract).
+    let (entry, net, index) = unsafe { knob(ctl) };
     let Ok(mut buf) = KVec::from_elem(0u8, TEXT_MAX, GFP_KERNEL) else {
         return ENOMEM.to_errno();
     };
@@ -113,12 +126,8 @@ unsafe extern "C" fn handler<K: SysctlKnobs>(
     lenp: *mut usize,
     ppos: *mut ffi::loff_t,
 ) -> c_int {
-    // SAFETY: `ctl` is an entry of our table (the function's contract).
-    let entry = unsafe { *ctl };
-    // SAFETY: `data` is the namespace, alive while the table is registered
-    // (`SysctlDir`'s invariant), so during this call.
-    let net = unsafe { Net::from_raw(entry.data.cast()) };
-    let index = entry.extra1 as usize;
+    // SAFETY: called for an entry of our table (the function's contract).
+    let (entry, net, index) = unsafe { knob(ctl) };
     let mut value: c_int = K::read(net, index);
     // The kernel parses into and prints from `value`, a local.
     let tmp = ffi::ctl_table {

@@ -22,6 +22,7 @@ use sys::{genl, modwatch, netdev, pernet, rcu};
 #[path = "core"]
 #[allow(dead_code, unreachable_pub)]
 pub mod rvs_core {
+    pub mod batch;
     pub mod config;
     pub mod defense;
     pub mod estimator;

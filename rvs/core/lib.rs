@@ -27,6 +27,7 @@
 #[cfg(test)]
 extern crate std;
 
+pub mod batch;
 pub mod config;
 pub mod defense;
 pub mod estimator;

@@ -79,7 +79,8 @@ uapi_consts! {
     RVS_CMD_FLUSH: u8 = 17;
     RVS_CMD_GET_CONN: u8 = 18;
     RVS_CMD_FLUSH_CONNS: u8 = 19;
-    RVS_CMD_MAX: u8 = 19;
+    RVS_CMD_APPLY: u8 = 20;
+    RVS_CMD_MAX: u8 = 20;
 
     // enum rvs_attr (top level)
     RVS_CMD_ATTR_UNSPEC: u16 = 0;
@@ -105,7 +106,15 @@ uapi_consts! {
     RVS_CMD_ATTR_SYNC_RESYNC: u16 = 20;
     RVS_CMD_ATTR_SYNC_THRESHOLD: u16 = 21;
     RVS_CMD_ATTR_SYNC_PERIOD: u16 = 22;
-    RVS_CMD_ATTR_MAX: u16 = 22;
+    RVS_CMD_ATTR_OP: u16 = 23;
+    RVS_CMD_ATTR_MAX: u16 = 23;
+
+    // enum rvs_op_attr
+    RVS_OP_ATTR_UNSPEC: u16 = 0;
+    RVS_OP_ATTR_SERVICE: u16 = 1;
+    RVS_OP_ATTR_DEST: u16 = 2;
+    RVS_OP_ATTR_CMD: u16 = 3;
+    RVS_OP_ATTR_MAX: u16 = 3;
 
     // enum rvs_svc_attr
     RVS_SVC_ATTR_UNSPEC: u16 = 0;
@@ -276,7 +285,8 @@ mod tests {
     }
 
     /// Every setting is the attribute `RVS_CMD_ATTR_<NAME>`, and settings
-    /// are the last top-level attributes (the module's policy relies on it).
+    /// are the top-level attributes from 8 to the one before
+    /// `RVS_CMD_ATTR_OP`, the last (the module's policy relies on it).
     #[test]
     fn settings_match_the_uapi_header() {
         use super::super::settings::SETTINGS;
@@ -286,9 +296,10 @@ mod tests {
             assert_eq!(h.get(&name).copied(), Some(i64::from(spec.attr)), "{name}");
         }
         let last = SETTINGS.iter().map(|s| s.attr).max().unwrap();
+        assert_eq!(h.get("RVS_CMD_ATTR_OP").copied(), Some(i64::from(last) + 1));
         assert_eq!(
             h.get("__RVS_CMD_ATTR_MAX").copied(),
-            Some(i64::from(last) + 1)
+            Some(i64::from(last) + 2)
         );
         assert_eq!(h.get("RVS_CMD_ATTR_CONN").copied(), Some(7));
         assert_eq!(SETTINGS.iter().map(|s| s.attr).min(), Some(8));

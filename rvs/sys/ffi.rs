@@ -36,7 +36,12 @@ const _: () = {
             assert!(uapi::$name as u64 == $name as u64);
         };
     }
+    same!(RVS_CMD_APPLY);
     same!(RVS_CMD_ATTR_CONN);
+    same!(RVS_CMD_ATTR_OP);
+    same!(RVS_OP_ATTR_CMD);
+    same!(RVS_OP_ATTR_DEST);
+    same!(RVS_OP_ATTR_SERVICE);
     same!(RVS_CMD_ATTR_DAEMON);
     same!(RVS_CMD_ATTR_DEST);
     same!(RVS_CMD_ATTR_SERVICE);
@@ -118,6 +123,8 @@ const _: () = {
     assert!(uapi::RVS_CMD_ATTR_MAX as u32 == __RVS_CMD_ATTR_MAX - 1);
     assert!(uapi::RVS_SVC_ATTR_MAX as u32 == __RVS_SVC_ATTR_MAX - 1);
     assert!(uapi::RVS_DEST_ATTR_MAX as u32 == __RVS_DEST_ATTR_MAX - 1);
+    assert!(uapi::RVS_OP_ATTR_MAX as u32 == __RVS_OP_ATTR_MAX - 1);
+    assert!(uapi::RVS_CMD_MAX as u32 == __RVS_CMD_MAX - 1);
     // The family names: the header's bytes are the mirror's plus a NUL.
     same_name(RVS_GENL_NAME, uapi::RVS_GENL_NAME);
     same_name(RVS_IPVS_GENL_NAME, uapi::RVS_IPVS_GENL_NAME);

@@ -93,6 +93,12 @@ enum rvs_cmd {
 	 * toward both ends, other entries removed. The reply, of this
 	 * command, carries RVS_INFO_ATTR_CONN_FLUSHED: how many ended. */
 	RVS_CMD_FLUSH_CONNS,
+	/* 20: service and real-server changes applied all or nothing
+	 * (rvsadm -R --atomic): one RVS_CMD_ATTR_OP per change, in order.
+	 * Every change takes effect, at one instant for new connections, or
+	 * none does; an error's NLMSGERR_ATTR_OFFS points at the
+	 * RVS_CMD_ATTR_OP that failed. */
+	RVS_CMD_APPLY,
 	__RVS_CMD_MAX,
 };
 #define RVS_CMD_MAX (__RVS_CMD_MAX - 1)
@@ -124,9 +130,22 @@ enum rvs_attr {
 	RVS_CMD_ATTR_SYNC_RESYNC,	/* 20: 0/1, whole-table resync of sync daemons */
 	RVS_CMD_ATTR_SYNC_THRESHOLD,	/* 21: 0..255, IPVS's sync_threshold[0] */
 	RVS_CMD_ATTR_SYNC_PERIOD,	/* 22: 0..250, IPVS's sync_threshold[1] */
+	/* end of the runtime settings */
+	RVS_CMD_ATTR_OP,		/* 23: nested change (RVS_CMD_APPLY) */
 	__RVS_CMD_ATTR_MAX,
 };
 #define RVS_CMD_ATTR_MAX (__RVS_CMD_ATTR_MAX - 1)
+
+/* Attributes nested in RVS_CMD_ATTR_OP: one change of RVS_CMD_APPLY,
+ * with the attributes the command would have at top level. */
+enum rvs_op_attr {
+	RVS_OP_ATTR_UNSPEC = 0,
+	RVS_OP_ATTR_SERVICE,	/* 1: nested service, as RVS_CMD_ATTR_SERVICE */
+	RVS_OP_ATTR_DEST,	/* 2: nested real server, as RVS_CMD_ATTR_DEST */
+	RVS_OP_ATTR_CMD,	/* 3: u32 NEW/SET/DEL_SERVICE, NEW/SET/DEL_DEST, FLUSH */
+	__RVS_OP_ATTR_MAX,
+};
+#define RVS_OP_ATTR_MAX (__RVS_OP_ATTR_MAX - 1)
 
 /* Attributes nested in RVS_CMD_ATTR_SERVICE. */
 enum rvs_svc_attr {

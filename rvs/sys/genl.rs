@@ -140,6 +140,8 @@ pub(crate) const NLA_U32: u8 = ffi::NLA_U32 as u8;
 pub(crate) const NLA_NESTED: u8 = ffi::NLA_NESTED as u8;
 
 const MAX_OPS: usize = 32;
+/// Size of the generic netlink header (`struct genlmsghdr`).
+const GENL_HDRLEN: usize = 4;
 /// Size of a doit reply buffer: one service or destination fits easily.
 const REPLY_SIZE: usize = 3072;
 const MAX_ATTRS: usize = 32;
@@ -322,6 +324,59 @@ impl<'a> Request<'a> {
         // SAFETY: the genl core sized `attrs` for `maxattr + 1` entries, and `kind <= maxattr`; the
         // attributes were validated by the netlink core and live as long as the request.
         unsafe { Attr::from_raw(*attrs.add(kind as usize)) }
+    }
+
+    /// Every top-level attribute of the request, as the bytes of its
+    /// attribute stream (a command that repeats an attribute reads them
+    /// all here; [`Self::attr`] gives only the last).
+    pub(crate) fn attr_stream(&self) -> &'a [u8] {
+        // SAFETY: `info` is valid during the handler (invariant); its
+        // headers point into the request's linear data.
+        let (nlh, genlh) = unsafe { ((*self.info).nlhdr, (*self.info).genlhdr) };
+        if nlh.is_null() || genlh.is_null() {
+            return &[];
+        }
+        // SAFETY: `nlh` is the request's header, valid for the handler.
+        let total = unsafe { (*nlh).nlmsg_len } as usize;
+        let start = genlh.cast::<u8>().wrapping_add(GENL_HDRLEN);
+        let before = (start as usize).wrapping_sub(nlh as usize);
+        let Some(len) = total.checked_sub(before) else {
+            return &[];
+        };
+        // SAFETY: the netlink core checked that `nlmsg_len` bytes from
+        // `nlh` lie in the request, and the genl core that the attributes
+        // start `GENL_HDRLEN` bytes past the genl header (the family has
+        // no header of its own) and parsed them up to the end; the bytes
+        // live as long as the request ('a).
+        unsafe { core::slice::from_raw_parts(start, len) }
+    }
+
+    /// Like [`Self::fail`], pointing the error's offset
+    /// (`NLMSGERR_ATTR_OFFS`) at the attribute whose payload is `payload`,
+    /// so the client can tell which one failed. `payload` must be an
+    /// attribute's payload from [`Self::attr_stream`] (or nested in one);
+    /// anything else sets the message only.
+    pub(crate) fn fail_at(&self, err: Error, msg: &'static CStr, payload: &[u8]) -> Error {
+        let stream = self.attr_stream();
+        let (lo, hi) = (
+            stream.as_ptr() as usize,
+            stream.as_ptr() as usize + stream.len(),
+        );
+        let at = payload.as_ptr() as usize;
+        // The attribute's header is the 4 bytes before its payload.
+        if at >= lo + 4 && at <= hi {
+            let nla = payload.as_ptr().wrapping_sub(4).cast::<ffi::nlattr>();
+            // SAFETY: `info` is valid (invariant); `extack` is null or valid
+            // for the call. `nla` lies within the request, which is all
+            // netlink_ack checks before turning it into an offset.
+            unsafe {
+                let extack = (*self.info).extack;
+                if !extack.is_null() {
+                    (*extack).bad_attr = nla;
+                }
+            }
+        }
+        self.fail(err, msg)
     }
 
     /// Sets the extended-ack message and returns `err` for the caller to

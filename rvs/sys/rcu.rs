@@ -150,6 +150,35 @@ impl<T: Send + Sync> RcuCell<T> {
     }
 }
 
+/// A value made ready for [`RcuCell::install`] or [`RcuOpt::install`]:
+/// allocated already, so publishing it cannot fail (a transaction
+/// allocates everything first, then publishes).
+pub(crate) struct Prepared<T: Send + Sync>(KBox<Node<T>>);
+
+impl<T: Send + Sync> Prepared<T> {
+    /// `value`, allocated for publishing.
+    pub(crate) fn new(value: T) -> Result<Self> {
+        Ok(Self(KBox::new(
+            Node {
+                head: Opaque::uninit(),
+                value,
+            },
+            GFP_KERNEL_ACCOUNT,
+        )?))
+    }
+}
+
+impl<T: Send + Sync> RcuCell<T> {
+    /// Publishes a prepared value; the old value is dropped after a grace
+    /// period. Cannot fail, allocates nothing, never sleeps.
+    pub(crate) fn install(&self, value: Prepared<T>, _writer: &mut impl WriterToken) {
+        let new = KBox::into_raw(value.0);
+        let old = self.ptr.swap(new, Ordering::AcqRel);
+        // SAFETY: as in `replace`.
+        unsafe { ffi::call_rcu((*old).head.get(), Some(free_node::<T>)) };
+    }
+}
+
 impl<T: Send + Sync> Drop for RcuCell<T> {
     fn drop(&mut self) {
         let node = *self.ptr.get_mut();
@@ -210,6 +239,20 @@ impl<T: Send + Sync> RcuOpt<T> {
             unsafe { ffi::call_rcu((*old).head.get(), Some(free_node::<T>)) };
         }
         Ok(())
+    }
+}
+
+impl<T: Send + Sync> RcuOpt<T> {
+    /// Publishes a prepared value (or empties the slot); the old value is
+    /// dropped after a grace period. Cannot fail, allocates nothing,
+    /// never sleeps.
+    pub(crate) fn install(&self, value: Option<Prepared<T>>, _writer: &mut impl WriterToken) {
+        let new = value.map_or(core::ptr::null_mut(), |v| KBox::into_raw(v.0));
+        let old = self.ptr.swap(new, Ordering::AcqRel);
+        if !old.is_null() {
+            // SAFETY: as in `replace`.
+            unsafe { ffi::call_rcu((*old).head.get(), Some(free_node::<T>)) };
+        }
     }
 }
 
@@ -304,7 +347,8 @@ impl<T> core::ops::DerefMut for Writer<'_, T> {
 
 /// # Safety
 ///
-/// Called by RCU only, with the head of a node queued by `replace`.
+/// Called by RCU only, with the head of a node queued by `replace` or
+/// `install`.
 unsafe extern "C" fn free_node<T: Send + Sync>(head: *mut ffi::callback_head) {
     // `head` is the first field of a `#[repr(C)]` node (offset 0).
     let node = head.cast::<Node<T>>();

@@ -135,65 +135,78 @@ fn request(
     let conn = match found {
         Some(c) => c,
         None => {
-            // Firewall-mark services of the packet's family first, as
-            // IPVS's ip_vs_service_find.
-            let found = match ns.services.lookup_fwmark(g, af, skb.fwmark()) {
-                Some(svc) => Some(svc),
-                None => ns.services.lookup(g, af, proto, &vaddr, pkt.dport),
-            };
-            let Some(svc) = found else {
-                if point == HookPoint::LocalInRequest {
-                    return vip_guard(ns, net, skb, pkt, g);
+            // The service and the server are looked up again if an atomic
+            // change was published meanwhile (`lb::config_gate`): the
+            // connection follows the old or the new configuration.
+            let (svc, dest, control) = loop {
+                let gen = ns.services.gate.enter();
+                // Firewall-mark services of the packet's family first, as
+                // IPVS's ip_vs_service_find.
+                let found = match ns.services.lookup_fwmark(g, af, skb.fwmark()) {
+                    Some(svc) => Some(svc),
+                    None => ns.services.lookup(g, af, proto, &vaddr, pkt.dport),
+                };
+                let Some(svc) = found else {
+                    if !ns.services.gate.unchanged(gen) {
+                        continue;
+                    }
+                    if point == HookPoint::LocalInRequest {
+                        return vip_guard(ns, net, skb, pkt, g);
+                    }
+                    return Verdict::Accept;
+                };
+                // Only a SYN opens a TCP connection and an INIT an SCTP
+                // association, as in IPVS, unless sloppy; other packets go to
+                // the local stack, which answers them with a reset or an ABORT.
+                let sloppy = Sloppy {
+                    tcp: ns.setting(Setting::SloppyTcp) != 0,
+                    sctp: ns.setting(Setting::SloppySctp) != 0,
+                };
+                if !pkt.l4.opens(sloppy) {
+                    return Verdict::Accept;
                 }
-                return Verdict::Accept;
-            };
-            // Only a SYN opens a TCP connection and an INIT an SCTP
-            // association, as in IPVS, unless sloppy; other packets go to
-            // the local stack, which answers them with a reset or an ABORT.
-            let sloppy = Sloppy {
-                tcp: ns.setting(Setting::SloppyTcp) != 0,
-                sctp: ns.setting(Setting::SloppySctp) != 0,
-            };
-            if !pkt.l4.opens(sloppy) {
-                return Verdict::Accept;
-            }
-            // A new entry only for a packet whose checksum holds: a corrupt
-            // or forged one reaches no server and takes no room in the
-            // table; the local stack drops it and counts it (TcpExt/Udp
-            // InCsumErrors, SctpChecksumErrors), as any bad packet to a
-            // local address. (IPVS makes the entry first, then drops the
-            // packet at NAT transmit or forwards it as it is by DR and
-            // tunnels.)
-            let csum_ok = if proto == IPPROTO_SCTP {
-                skb.sctp_csum_ok(pkt.ip.l4_offset)
-            } else {
-                skb.l4_csum_ok(point.nf_hook(), pkt.ip.l4_offset, proto, af)
-            };
-            if !csum_ok {
-                return Verdict::Accept;
-            }
-            let flow = Flow {
-                caddr,
-                cport: pkt.sport,
-                vaddr,
-                vport: pkt.dport,
-                // A per-connection random number for the twos scheduler.
-                random: random::u32(),
-            };
-            let (dest, control) = match svc.persistence() {
-                Some((timeout, mask)) => {
-                    let quiescent = ns.setting(Setting::ExpireQuiescentTemplate) != 0;
-                    persistent_dest(
-                        conns,
-                        g,
-                        svc,
-                        &flow,
-                        (timeout, mask),
-                        quiescent,
-                        ns.limits(),
-                    )
+                // A new entry only for a packet whose checksum holds: a corrupt
+                // or forged one reaches no server and takes no room in the
+                // table; the local stack drops it and counts it (TcpExt/Udp
+                // InCsumErrors, SctpChecksumErrors), as any bad packet to a
+                // local address. (IPVS makes the entry first, then drops the
+                // packet at NAT transmit or forwards it as it is by DR and
+                // tunnels.)
+                let csum_ok = if proto == IPPROTO_SCTP {
+                    skb.sctp_csum_ok(pkt.ip.l4_offset)
+                } else {
+                    skb.l4_csum_ok(point.nf_hook(), pkt.ip.l4_offset, proto, af)
+                };
+                if !csum_ok {
+                    return Verdict::Accept;
                 }
-                None => (svc.schedule(g, &flow), None),
+                let flow = Flow {
+                    caddr,
+                    cport: pkt.sport,
+                    vaddr,
+                    vport: pkt.dport,
+                    // A per-connection random number for the twos scheduler.
+                    random: random::u32(),
+                };
+                let (dest, control) = match svc.persistence() {
+                    Some((timeout, mask)) => {
+                        let quiescent = ns.setting(Setting::ExpireQuiescentTemplate) != 0;
+                        persistent_dest(
+                            conns,
+                            g,
+                            svc,
+                            &flow,
+                            (timeout, mask),
+                            quiescent,
+                            ns.limits(),
+                        )
+                    }
+                    None => (svc.schedule(g, &flow), None),
+                };
+                if !ns.services.gate.unchanged(gen) {
+                    continue;
+                }
+                break (svc, dest, control);
             };
             let Some(dest) = dest else {
                 // No server can take it (none, all quiesced or over their

@@ -7,6 +7,7 @@
 
 #![forbid(unsafe_code)]
 
+pub(crate) mod config_gate;
 pub(crate) mod conn;
 pub(crate) mod conn_collect;
 pub(crate) mod conn_flush;
@@ -25,5 +26,6 @@ pub(crate) mod state;
 pub(crate) mod stats;
 pub(crate) mod sync;
 pub(crate) mod sysctls;
+pub(crate) mod transaction;
 pub(crate) mod vip_set;
 pub(crate) mod xmit;

@@ -15,10 +15,14 @@ use crate::lb::conn::Conn;
 use crate::lb::conn_table::ConnTable;
 use crate::lb::dest::Dest;
 use crate::lb::service::{LocalAddrs, ModelError, Service};
-use crate::lb::state::NetState;
+use crate::lb::state::{Ctl, NetState};
 use crate::lb::stats::Stats;
 use crate::lb::sync::{DaemonInfo, StartError, SyncDaemons};
-use crate::rvs_core::config::{AddrFamily, ConfigError};
+use crate::lb::transaction::Txn;
+use crate::rvs_core::batch::{self, OpKind};
+use crate::rvs_core::config::{
+    AddrFamily, ConfigError, EINVAL as CFG_EINVAL, EOPNOTSUPP as CFG_EOPNOTSUPP,
+};
 use crate::rvs_core::svcattr::{self, ServiceKey};
 use crate::rvs_core::sync::daemon::{self, Role};
 use crate::rvs_core::sync::policy;
@@ -31,7 +35,8 @@ use crate::sys::genl::{
 };
 use crate::sys::netns::Net;
 use crate::sys::pernet::{Pernet, PernetState};
-use crate::sys::rcu::ReadGuard;
+use crate::sys::rcu::{ReadGuard, Writer};
+use crate::sys::sched as ksched;
 use core::ffi::CStr;
 use kernel::prelude::*;
 
@@ -57,14 +62,15 @@ static POLICY: [u8; CMD_ATTR_MAX + 1] = {
     // Runtime settings are the last attributes, u32 each (a host test in
     // rvs/core/uapi.rs checks that against the settings table).
     let mut a = RVS_CMD_ATTR_CONN as usize + 1;
-    while a <= CMD_ATTR_MAX {
+    while a < RVS_CMD_ATTR_OP as usize {
         p[a] = NLA_U32;
         a += 1;
     }
+    p[RVS_CMD_ATTR_OP as usize] = NLA_NESTED;
     p
 };
 
-static OPS: [OpSpec; 18] = [
+static OPS: [OpSpec; 19] = [
     op(RVS_CMD_NEW_SERVICE, true, false),
     op(RVS_CMD_SET_SERVICE, true, false),
     op(RVS_CMD_DEL_SERVICE, true, false),
@@ -83,6 +89,7 @@ static OPS: [OpSpec; 18] = [
     op(RVS_CMD_DEL_DAEMON, true, false),
     op(RVS_CMD_GET_DAEMON, false, true),
     op(RVS_CMD_FLUSH_CONNS, true, false),
+    op(RVS_CMD_APPLY, true, false),
 ];
 
 /// The family as registered by the module.
@@ -154,6 +161,7 @@ impl Handler for RvsNetlink {
                 | RVS_CMD_ZERO
                 | RVS_CMD_FLUSH
                 | RVS_CMD_FLUSH_CONNS
+                | RVS_CMD_APPLY
         );
         if res.is_ok() && changes {
             EVENTS.echo(req);
@@ -178,6 +186,7 @@ fn do_cmd(cmd: u8, req: &Request<'_>) -> Result {
         RVS_CMD_GET_CONFIG => get_config(req),
         RVS_CMD_ZERO => zero(req),
         RVS_CMD_FLUSH_CONNS => flush_conns(req),
+        RVS_CMD_APPLY => apply(req),
         RVS_CMD_NEW_DAEMON => new_daemon(req),
         RVS_CMD_DEL_DAEMON => del_daemon(req),
         _ => Err(req.fail(eopnotsupp(), c"command not supported")),
@@ -299,9 +308,15 @@ fn service_cmd(cmd: u8, req: &Request<'_>) -> Result {
 /// none, and an edit keeps the service's), checked in full before any is
 /// taken (`rvs_core::fullnat::parse_laddrs`).
 fn local_addrs(req: &Request<'_>, svc_nest: &[u8], af: AddrFamily) -> Result<Option<LocalAddrs>> {
+    local_addrs_of(svc_nest, af).map_err(|e| fail_model(req, e))
+}
+
+/// [`local_addrs`] without a request to report to.
+fn local_addrs_of(svc_nest: &[u8], af: AddrFamily) -> Result<Option<LocalAddrs>, ModelError> {
     let mut t: [Option<&[u8]>; RVS_SVC_ATTR_MAX as usize + 1] =
         [None; RVS_SVC_ATTR_MAX as usize + 1];
-    nlattr::parse_nested(svc_nest, &mut t).map_err(|e| req.fail(EINVAL, e.msg()))?;
+    nlattr::parse_nested(svc_nest, &mut t)
+        .map_err(|e| ModelError::Config(ConfigError::new(CFG_EINVAL, e.msg())))?;
     let Some(Some(payload)) = t.get(usize::from(RVS_SVC_ATTR_LADDRS)) else {
         return Ok(None);
     };
@@ -311,11 +326,89 @@ fn local_addrs(req: &Request<'_>, svc_nest: &[u8], af: AddrFamily) -> Result<Opt
         // Within the capacity reserved above: no allocation.
         short |= list.push(*a, GFP_KERNEL_ACCOUNT).is_err();
     })
-    .map_err(|c| fail_config(req, c))?;
+    .map_err(ModelError::Config)?;
     if short {
-        return Err(ENOMEM);
+        return Err(ModelError::Kernel(ENOMEM));
     }
     Ok(Some(list))
+}
+
+/// APPLY: the changes of `rvsadm -R --atomic`, all or nothing
+/// (`lb::transaction`). A refused change's error names it: its message,
+/// and the offset of its `RVS_CMD_ATTR_OP`.
+fn apply(req: &Request<'_>) -> Result {
+    let ns = state_of(req)?;
+    let mut ctl = ns.lock();
+    let mut txn = Txn::new(&ns.services)?;
+    for (n, item) in batch::ops(req.attr_stream()).enumerate() {
+        let (op, _) = item.map_err(|c| fail_config(req, c))?;
+        if n >= batch::APPLY_OPS_MAX {
+            return Err(req.fail_at(E2BIG, c"too many changes in one request", op));
+        }
+        stage(ns, &mut ctl, &mut txn, op).map_err(|e| match e {
+            ModelError::Config(c) => req.fail_at(Error::from_errno(-c.errno), c.msg, op),
+            ModelError::Kernel(e) => req.fail_at(e, c"no memory to stage this change", op),
+        })?;
+        if n % 1024 == 1023 {
+            // Process context, holding only the configuration mutex.
+            ksched::cond_resched();
+        }
+    }
+    let applied = txn.commit(&mut ctl).map_err(|e| fail_model(req, e))?;
+    drop(ctl);
+    // Deleted servers that were draining: their connections end now, as
+    // after `-d` of a draining server.
+    for d in applied.drained.iter() {
+        NetState::end_drained(ns, d);
+    }
+    Ok(())
+}
+
+/// Stages one change of an APPLY request.
+fn stage(
+    ns: &Pernet<NetState>,
+    ctl: &mut Writer<'_, Ctl>,
+    txn: &mut Txn<'_>,
+    payload: &[u8],
+) -> Result<(), ModelError> {
+    let op = batch::parse_op(payload).map_err(ModelError::Config)?;
+    let Some(svc_nest) = op.service else {
+        return txn.flush(&*ctl);
+    };
+    let full = !matches!(op.kind, OpKind::DelService);
+    let (key, params) = svcattr::parse_service(svc_nest, full && !op.kind.has_dest())
+        .map_err(ModelError::Config)?;
+    if let Some(dest_nest) = op.dest {
+        let full = op.kind != OpKind::DelDest;
+        let d = svcattr::parse_dest(dest_nest, &key, full).map_err(ModelError::Config)?;
+        if op.kind == OpKind::DelDest
+            && svcattr::parse_drain(dest_nest)
+                .map_err(ModelError::Config)?
+                .is_some()
+        {
+            return Err(ModelError::Config(ConfigError::new(
+                CFG_EOPNOTSUPP,
+                c"a drain cannot be part of an atomic change",
+            )));
+        }
+        return match op.kind {
+            OpKind::NewDest => txn.add_dest(&*ctl, &key, &d),
+            OpKind::SetDest => txn.edit_dest(&*ctl, &key, &d),
+            _ => txn.delete_dest(&*ctl, &key, &d),
+        };
+    }
+    match (op.kind, params) {
+        (OpKind::NewService, Some(p)) => {
+            let laddrs = local_addrs_of(svc_nest, key.af)?;
+            NetState::activate(ns, ctl, key.af)?;
+            txn.add_service(&*ctl, key, &p, laddrs)
+        }
+        (OpKind::SetService, Some(p)) => {
+            let laddrs = local_addrs_of(svc_nest, key.af)?;
+            txn.edit_service(&*ctl, &key, &p, laddrs)
+        }
+        _ => txn.delete_service(&*ctl, &key),
+    }
 }
 
 fn dest_cmd(cmd: u8, req: &Request<'_>) -> Result {

@@ -45,7 +45,13 @@ pub(crate) struct Service {
     pub(crate) laddrs: RcuCell<LocalAddrs>,
     /// Traffic counters.
     pub(crate) stats: Arc<Stats>,
+    /// Writer side only: the service's place in the atomic change being
+    /// staged (`lb::transaction`), `NO_SLOT` outside one.
+    pub(super) txn_slot: AtomicU32,
 }
+
+/// [`Service::txn_slot`] of a service no atomic change has staged.
+pub(super) const NO_SLOT: u32 = u32::MAX;
 
 impl Service {
     pub(super) fn new(key: ServiceKey, p: &ServiceParams) -> Result<Arc<Self>> {
@@ -63,6 +69,7 @@ impl Service {
                 netmask: AtomicU32::new(p.netmask),
                 laddrs,
                 stats,
+                txn_slot: AtomicU32::new(NO_SLOT),
             }),
             GFP_KERNEL_ACCOUNT,
         )
@@ -155,9 +162,16 @@ impl Service {
     /// Installs a prepared update: in one critical section the scheduler
     /// takes the new list and rebuilds its state and tables for it.
     pub(super) fn commit_sched(&self, update: SchedUpdate) {
-        let old = lock_bh(&self.sched).install(update);
+        let old = self.swap_sched(update);
         // Free the old tables (up to 72 KiB) and list outside the lock.
         drop(old);
+    }
+
+    /// Like [`Self::commit_sched`], without freeing: returns what was
+    /// replaced, for the caller to drop where it may (an atomic change
+    /// publishes with bottom halves off and frees afterwards).
+    pub(super) fn swap_sched(&self, update: SchedUpdate) -> (Option<Scheduler>, DestList) {
+        lock_bh(&self.sched).install(update)
     }
 }
 

@@ -9,6 +9,7 @@
 
 #![forbid(unsafe_code)]
 
+use crate::lb::config_gate::ConfigGate;
 use crate::lb::dest::Dest;
 use crate::lb::service::{
     cfg, check_port, copy_without, LocalAddrs, ModelError, Service, ServiceList,
@@ -68,17 +69,19 @@ fn mark_as_addr(mark: u32) -> [u8; 16] {
 /// per-namespace random key (the connection table's hash); a firewall-mark
 /// service hashes its mark as the address, with protocol and port 0.
 pub(crate) struct Services {
-    buckets: KVVec<RcuOpt<ServiceList>>,
+    pub(super) buckets: KVVec<RcuOpt<ServiceList>>,
     key: SipKey,
     /// Number of services (writer side).
-    count: AtomicU32,
+    pub(super) count: AtomicU32,
     /// How many of them are firewall-mark services: marked packets look
     /// for one only when there are some.
-    fwmark_services: AtomicU32,
+    pub(super) fwmark_services: AtomicU32,
     /// How many are all-ports (port 0, persistent) services: a packet
     /// without a service of its own port looks for one only when there are
     /// some (IPVS's `nullsvc_counter`).
-    all_ports_services: AtomicU32,
+    pub(super) all_ports_services: AtomicU32,
+    /// Where an atomic change (`lb::transaction`) takes effect at once.
+    pub(crate) gate: ConfigGate,
     /// The addresses of the address services (not the mark services), for
     /// the VIP port guard.
     pub(crate) vips: VipSet,
@@ -102,7 +105,18 @@ impl Services {
             count: AtomicU32::new(0),
             fwmark_services: AtomicU32::new(0),
             all_ports_services: AtomicU32::new(0),
+            gate: ConfigGate::new(),
         })
+    }
+
+    /// The index of the bucket of `key`'s service.
+    pub(super) fn index_of(&self, key: &ServiceKey) -> usize {
+        let h = if key.is_fwmark() {
+            hash::conn_hash(&self.key, 0, &mark_as_addr(key.fwmark), 0)
+        } else {
+            hash::conn_hash(&self.key, key.protocol, &key.addr, key.port)
+        };
+        hash::bucket(h, SVC_TAB_BITS)
     }
 
     fn bucket_of(&self, protocol: u8, addr: &[u8; 16], port: u16) -> Option<&RcuOpt<ServiceList>> {
@@ -262,7 +276,7 @@ impl Services {
         }
     }
 
-    fn find(list: &[Arc<Service>], key: &ServiceKey) -> Option<usize> {
+    pub(super) fn find(list: &[Arc<Service>], key: &ServiceKey) -> Option<usize> {
         list.iter().position(|s| s.key == *key)
     }
 

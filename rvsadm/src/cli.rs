@@ -78,8 +78,11 @@ pub enum Command {
     List(ListOptions),
     /// `-S`: print the rules in ipvsadm's save form.
     Save,
-    /// `-R`: apply rules in that form from standard input.
-    Restore,
+    /// `-R`: apply rules in that form from standard input; `--atomic`:
+    /// all of them or none, in one request.
+    Restore {
+        atomic: bool,
+    },
     /// `--start-daemon`: start a connection sync daemon.
     StartDaemon(DaemonSpec),
     /// `--stop-daemon`: stop the daemon of this state.
@@ -105,7 +108,7 @@ impl Command {
             self,
             Command::List(_)
                 | Command::Save
-                | Command::Restore
+                | Command::Restore { .. }
                 | Command::FlushConns { .. }
                 | Command::StartDaemon(_)
                 | Command::StopDaemon(_)
@@ -273,8 +276,13 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let m = clap_command()
-        .try_get_matches_from(args)
+    // Built once per thread: `-R` parses every line of its input with it,
+    // and building the table of options costs more than matching a line.
+    thread_local! {
+        static CLAP: std::cell::RefCell<clap::Command> = std::cell::RefCell::new(clap_command());
+    }
+    let m = CLAP
+        .with(|c| c.borrow_mut().try_get_matches_from_mut(args))
         .map_err(|e| UsageError(clap_message(&e)))?;
 
     for o in OPTS {
@@ -366,7 +374,9 @@ where
         Cmd::Set => Command::SetTimeouts(timeouts(&m)?),
         Cmd::SetOption => Command::SetOptions(set_options(&m)?),
         Cmd::Save => Command::Save,
-        Cmd::Restore => Command::Restore,
+        Cmd::Restore => Command::Restore {
+            atomic: m.get_flag("atomic"),
+        },
         Cmd::StartDaemon => Command::StartDaemon(daemon_spec(&m)?),
         Cmd::StopDaemon => {
             // Taken as ipvsadm takes it, and checked, but not sent: the
@@ -2410,7 +2420,15 @@ mod tests {
         assert_eq!(run(&["-S"]).unwrap(), Command::Save);
         assert_eq!(run(&["-S", "-n"]).unwrap(), Command::Save);
         assert_eq!(run(&["--save"]).unwrap(), Command::Save);
-        assert_eq!(run(&["-R"]).unwrap(), Command::Restore);
+        assert_eq!(run(&["-R"]).unwrap(), Command::Restore { atomic: false });
+        assert_eq!(
+            run(&["-R", "--atomic"]).unwrap(),
+            Command::Restore { atomic: true }
+        );
+        assert_eq!(
+            run(&["-A", "-t", "10.0.0.1:80", "--atomic"]).unwrap_err(),
+            "option --atomic is not allowed with -A/--add-service"
+        );
         assert_eq!(
             run(&[
                 "-a",

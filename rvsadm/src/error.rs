@@ -42,6 +42,8 @@ pub enum Op {
     ListDaemons,
     /// `--monitor`: joining the events group, then receiving.
     Monitor,
+    /// `-R --atomic`: the whole request.
+    Restore,
 }
 
 impl Op {
@@ -75,6 +77,7 @@ impl Op {
             Op::StopDaemon(DaemonState::Backup) => "stopping backup sync daemon",
             Op::ListDaemons => "listing sync daemons",
             Op::Monitor => "monitoring configuration changes",
+            Op::Restore => "applying the rules atomically",
         };
         what.to_string()
     }
@@ -125,6 +128,13 @@ pub enum Error {
         text: String,
         cause: Box<Error>,
     },
+    /// `-R --atomic`: a line was refused (1-based line number, its text,
+    /// and why); nothing was applied.
+    AtomicRestore {
+        line: usize,
+        text: String,
+        cause: Box<Error>,
+    },
     /// `-R`: reading standard input failed.
     Input(io::Error),
     /// `--monitor`: the module has no "events" group.
@@ -137,7 +147,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Usage(_) => EXIT_USAGE,
-            Error::Restore { cause, .. } => cause.exit_code(),
+            Error::Restore { cause, .. } | Error::AtomicRestore { cause, .. } => cause.exit_code(),
             _ => EXIT_FAILURE,
         }
     }
@@ -277,6 +287,10 @@ impl fmt::Display for Error {
             Error::Restore { line, text, cause } => write!(
                 f,
                 "restore stopped at line {line} `{text}': {cause} (lines before it were applied)"
+            ),
+            Error::AtomicRestore { line, text, cause } => write!(
+                f,
+                "atomic restore refused line {line} `{text}': {cause} (nothing was applied)"
             ),
             Error::Input(e) => write!(f, "reading standard input: {e}"),
             Error::NoEvents => write!(

@@ -64,6 +64,9 @@ pub enum Event {
     /// FLUSH_CONNS (`--flush-conns`): of a service, or of one of its real
     /// servers.
     FlushConns(ServiceKey, Option<DestKey>),
+    /// APPLY (`-R --atomic`): its changes, in order, which took effect
+    /// together.
+    Apply(Vec<Event>),
 }
 
 /// An event rvsadm could not make sense of: its command and why.
@@ -89,6 +92,7 @@ pub fn command_name(cmd: u8) -> Option<&'static str> {
         uapi::RVS_CMD_ZERO => "ZERO",
         uapi::RVS_CMD_FLUSH => "FLUSH",
         uapi::RVS_CMD_FLUSH_CONNS => "FLUSH_CONNS",
+        uapi::RVS_CMD_APPLY => "APPLY",
         _ => return None,
     })
 }
@@ -147,6 +151,28 @@ fn decode_known(cmd: u8, attrs: &[u8]) -> Result<Event, ParseError> {
             })
         }
         uapi::RVS_CMD_FLUSH => Event::Clear,
+        uapi::RVS_CMD_APPLY => {
+            // Each change is the command's own attributes (the numbers of
+            // RVS_OP_ATTR_SERVICE and _DEST are those of the top level)
+            // beside RVS_OP_ATTR_CMD.
+            let mut changes = Vec::new();
+            for a in Attrs::new(attrs) {
+                let (kind, op) = a?;
+                if kind != uapi::RVS_CMD_ATTR_OP {
+                    continue;
+                }
+                let cmd = match msg::find_attr(op, uapi::RVS_OP_ATTR_CMD)? {
+                    Some(&[a, b, c, d]) => u32::from_ne_bytes([a, b, c, d]),
+                    _ => return Err(ParseError("a change without its command".into())),
+                };
+                let cmd = u8::try_from(cmd)
+                    .ok()
+                    .filter(|c| msg::is_atomic_change(*c))
+                    .ok_or_else(|| ParseError(format!("unknown command {cmd} in a change")))?;
+                changes.push(decode_known(cmd, op)?);
+            }
+            Event::Apply(changes)
+        }
         uapi::RVS_CMD_FLUSH_CONNS => {
             let svc = msg::parse_service(need_service(attrs)?)?;
             let dest = match msg::find_attr(attrs, uapi::RVS_CMD_ATTR_DEST)? {
@@ -321,6 +347,11 @@ pub fn event_lines(ev: &Event) -> Vec<String> {
                 line.push_str(&format!(" -r {}", dest_name(d)));
             }
             line
+        }
+        Event::Apply(changes) => {
+            let mut lines = vec![format!("# -R --atomic: {} changes at once", changes.len())];
+            lines.extend(changes.iter().flat_map(event_lines));
+            return lines;
         }
     }]
 }
@@ -573,6 +604,10 @@ pub fn event_json(ev: &Event, time: Option<&str>) -> String {
             }
             ("FLUSH_CONNS", members)
         }
+        Event::Apply(changes) => {
+            let items: Vec<String> = changes.iter().map(|c| event_json(c, None)).collect();
+            ("APPLY", vec![("changes", format!("[{}]", items.join(",")))])
+        }
     };
     object(time, Some(name), &members)
 }
@@ -695,6 +730,36 @@ mod tests {
             Ok(ev) => event_json(&ev, None),
             Err(u) => undecoded_json(&u, None),
         }
+    }
+
+    #[test]
+    fn an_atomic_change_prints_its_changes_in_order() {
+        let del = [ipvs_service(&[]), ipvs_dest(&[])].concat();
+        let mut apply = msg::apply_op(uapi::RVS_CMD_FLUSH, &[]);
+        apply.extend(msg::apply_op(uapi::RVS_CMD_DEL_DEST, &del));
+        let ev = decode(uapi::RVS_CMD_APPLY, &apply).unwrap();
+        assert_eq!(
+            event_lines(&ev),
+            vec![
+                "# -R --atomic: 2 changes at once".to_string(),
+                "-C".to_string(),
+                "-d -t 10.0.0.1:80 -r 10.0.1.1:8080".to_string(),
+            ]
+        );
+        assert_eq!(
+            event_json(&ev, None),
+            concat!(
+                r#"{"event":"APPLY","changes":[{"event":"FLUSH"},{"event":"DEL_DEST","#,
+                r#""service":{"family":"ipv4","protocol":"tcp","address":"10.0.0.1","port":80},"#,
+                r#""dest":{"address":"10.0.1.1","port":8080}}]}"#
+            )
+        );
+        // A change the module would not apply atomically.
+        let bad = msg::apply_op(uapi::RVS_CMD_ZERO, &[]);
+        assert_eq!(
+            line(uapi::RVS_CMD_APPLY, &bad),
+            "# could not decode event 20 (APPLY): unknown command 16 in a change"
+        );
     }
 
     #[test]

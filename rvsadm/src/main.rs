@@ -30,6 +30,9 @@ trait Transport {
         attrs: &[u8],
         f: EachReply<'_>,
     ) -> Result<Result<(), Error>, NlError>;
+    /// An APPLY request (`-R --atomic`); a refusal may come with the
+    /// offset of the change at fault, from the start of the request.
+    fn apply(&mut self, attrs: &[u8]) -> Result<(), (NlError, Option<u32>)>;
 }
 
 impl Transport for Client {
@@ -50,11 +53,41 @@ impl Transport for Client {
     ) -> Result<Result<(), Error>, NlError> {
         Client::dump_each(self, cmd, attrs, f)
     }
+    fn apply(&mut self, attrs: &[u8]) -> Result<(), (NlError, Option<u32>)> {
+        Client::apply(self, attrs)
+    }
 }
 
 /// Carries out a command, writing what it prints to `out`.
 fn run_command(t: &mut impl Transport, cmd: &Command, out: &mut dyn Write) -> Result<(), Error> {
-    let (op, nl_cmd, attrs) = match cmd {
+    if let Some((op, nl_cmd, attrs)) = change_request(cmd) {
+        return t.execute(nl_cmd, &attrs).map_err(Error::failed(op));
+    }
+    match cmd {
+        Command::FlushConns {
+            service,
+            server,
+            json,
+        } => flush_conns(t, service, server.as_ref(), *json, out),
+        Command::List(opts) => list(t, opts, out),
+        Command::Save => save(t, out),
+        // run() hands -R its input; without one there is nothing to apply.
+        Command::Restore { atomic: false } => restore(t, &mut io::empty(), out),
+        Command::Restore { atomic: true } => restore_atomic(t, &mut io::empty()),
+        // run() hands --monitor the connection itself, which it turns
+        // into a listener; -R refuses it (not a change).
+        Command::Monitor { .. } => Err(Error::Usage(UsageError(
+            "--monitor needs a connection of its own".into(),
+        ))),
+        // Every other command is a change, sent above.
+        _ => Ok(()),
+    }
+}
+
+/// The request of a command that changes the rules (or the daemons):
+/// what it is called in errors, its netlink command and attributes.
+fn change_request(cmd: &Command) -> Option<(Op, u8, Vec<u8>)> {
+    Some(match cmd {
         Command::AddService(s) => (
             Op::AddService,
             uapi::RVS_CMD_NEW_SERVICE,
@@ -108,24 +141,12 @@ fn run_command(t: &mut impl Transport, cmd: &Command, out: &mut dyn Write) -> Re
             uapi::RVS_CMD_DEL_DAEMON,
             msg::del_daemon_attrs(*state),
         ),
-        Command::FlushConns {
-            service,
-            server,
-            json,
-        } => return flush_conns(t, service, server.as_ref(), *json, out),
-        Command::List(opts) => return list(t, opts, out),
-        Command::Save => return save(t, out),
-        // run() hands -R its input; without one there is nothing to apply.
-        Command::Restore => return restore(t, &mut io::empty(), out),
-        // run() hands --monitor the connection itself, which it turns
-        // into a listener; -R refuses it (not a change).
-        Command::Monitor { .. } => {
-            return Err(Error::Usage(UsageError(
-                "--monitor needs a connection of its own".into(),
-            )))
-        }
-    };
-    t.execute(nl_cmd, &attrs).map_err(Error::failed(op))
+        Command::FlushConns { .. }
+        | Command::List(_)
+        | Command::Save
+        | Command::Restore { .. }
+        | Command::Monitor { .. } => return None,
+    })
 }
 
 fn write_out(out: &mut dyn Write, text: &str) -> Result<(), Error> {
@@ -228,6 +249,104 @@ fn restore(
             run_command(t, &cmd, out).map_err(at)?;
         }
     }
+}
+
+/// `-R --atomic`: reads every line of `input` first, then sends them as
+/// one APPLY request that the module applies all or nothing
+/// (`rvs/lb/transaction.rs`). A line that cannot be parsed, or that is
+/// not a service or real-server change, stops it before anything is sent;
+/// a change the module refuses is reported with its line, and nothing
+/// was applied.
+fn restore_atomic(t: &mut impl Transport, input: &mut dyn BufRead) -> Result<(), Error> {
+    let mut text = Vec::new();
+    loop {
+        let mut line = String::new();
+        if input.read_line(&mut line).map_err(Error::Input)? == 0 {
+            break;
+        }
+        line.truncate(line.trim_end_matches(['\n', '\r']).len());
+        text.push(line);
+    }
+    let parsed = parse_lines(&text);
+    if parsed.len() != text.len() {
+        // A parser thread died: nothing can be trusted, nothing is sent.
+        return Err(Error::Usage(UsageError(
+            "parsing the input failed; nothing was applied".into(),
+        )));
+    }
+    let mut request = Vec::new();
+    // (offset of the change's attribute in `request`, line number, text).
+    let mut lines: Vec<(usize, usize, &str)> = Vec::new();
+    for (i, (line, cmd)) in text.iter().zip(parsed).enumerate() {
+        let at = |cause: Error| Error::AtomicRestore {
+            line: i + 1,
+            text: line.clone(),
+            cause: Box::new(cause),
+        };
+        let Some(cmd) = cmd.map_err(|e| at(e.into()))? else {
+            continue;
+        };
+        let change = match &cmd {
+            Command::DrainServer(..) => None,
+            c => change_request(c).filter(|(_, nl_cmd, _)| msg::is_atomic_change(*nl_cmd)),
+        };
+        let Some((_, nl_cmd, attrs)) = change else {
+            return Err(at(Error::Usage(UsageError(
+                "only -A -E -D -C -a -e -d (without --drain) can be part of an atomic restore"
+                    .into(),
+            ))));
+        };
+        lines.push((request.len(), i + 1, line));
+        request.extend_from_slice(&msg::apply_op(nl_cmd, &attrs));
+    }
+    t.apply(&request).map_err(|(cause, offset)| {
+        // The kernel's offset counts from the netlink header: 16 bytes,
+        // then the 4 of the generic netlink header.
+        let at = offset
+            .and_then(|o| (o as usize).checked_sub(20))
+            .and_then(|o| lines.iter().rev().find(|(start, _, _)| *start <= o));
+        match at {
+            Some((_, line, text)) => {
+                let op = cli::parse_restore_line(text)
+                    .ok()
+                    .flatten()
+                    .and_then(|c| change_request(&c))
+                    .map_or(Op::Restore, |(op, _, _)| op);
+                Error::AtomicRestore {
+                    line: *line,
+                    text: text.to_string(),
+                    cause: Box::new(Error::Failed { op, cause }),
+                }
+            }
+            None => Error::Failed {
+                op: Op::Restore,
+                cause,
+            },
+        }
+    })
+}
+
+/// Parses the lines of `-R --atomic`'s input, on every CPU: a rule set of
+/// 100,000 lines takes seconds to parse on one.
+fn parse_lines(lines: &[String]) -> Vec<Result<Option<Command>, UsageError>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let chunk = lines.len().div_ceil(threads).max(1024);
+    std::thread::scope(|s| {
+        let parts: Vec<_> = lines
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|l| cli::parse_restore_line(l))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    })
 }
 
 /// The services (all, or one) with their real servers, sorted as ipvsadm
@@ -491,8 +610,11 @@ fn run(out: &mut dyn Write) -> Result<(), Error> {
             cause,
         },
     })?;
-    if cmd == Command::Restore {
+    if cmd == (Command::Restore { atomic: false }) {
         return restore(&mut client, &mut io::stdin().lock(), out);
+    }
+    if cmd == (Command::Restore { atomic: true }) {
+        return restore_atomic(&mut client, &mut io::stdin().lock());
     }
     if let Command::Monitor { json, timestamp } = cmd {
         exit_on_interrupt();
@@ -572,6 +694,8 @@ mod tests {
         info: Vec<u8>,
         /// The GET_DAEMON dump's messages.
         daemons: Vec<Vec<u8>>,
+        /// APPLY's refusal: errno and offset of the change at fault.
+        fail_apply: Option<(i32, Option<u32>)>,
     }
 
     impl Transport for Fake {
@@ -659,6 +783,20 @@ mod tests {
                 }
             }
             Ok(Ok(()))
+        }
+        fn apply(&mut self, attrs: &[u8]) -> Result<(), (NlError, Option<u32>)> {
+            self.sent
+                .push(("apply", uapi::RVS_CMD_APPLY, attrs.to_vec()));
+            match self.fail_apply {
+                Some((errno, offset)) => Err((
+                    NlError::Kernel {
+                        errno,
+                        message: Some("real server already exists".into()),
+                    },
+                    offset,
+                )),
+                None => Ok(()),
+            }
         }
     }
 
@@ -1278,6 +1416,99 @@ mod tests {
                 .starts_with("restore stopped at line 2 `-A -t 10.0.0.1:80 -s rr': adding service failed: File exists"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn atomic_restore_sends_every_line_in_one_request() {
+        let input = "# rules\n-C\n-A -t 10.0.0.1:80 -s rr\n\n-a -t 10.0.0.1:80 -r 10.0.1.1:80 -m -w 1\n-d -t 10.0.0.1:80 -r 10.0.1.2:80\n";
+        let mut f = Fake::default();
+        restore_atomic(&mut f, &mut input.as_bytes()).unwrap();
+        assert_eq!(f.sent.len(), 1);
+        let (kind, cmd, attrs) = &f.sent[0];
+        assert_eq!((*kind, *cmd), ("apply", uapi::RVS_CMD_APPLY));
+        // Each change is an RVS_CMD_ATTR_OP with its command and the
+        // attributes the command sends alone.
+        let mut expect = Vec::new();
+        expect.extend(msg::apply_op(uapi::RVS_CMD_FLUSH, &[]));
+        expect.extend(msg::apply_op(
+            uapi::RVS_CMD_NEW_SERVICE,
+            &command(&["-A", "-t", "10.0.0.1:80", "-s", "rr"]).pipe_attrs(),
+        ));
+        expect.extend(msg::apply_op(
+            uapi::RVS_CMD_NEW_DEST,
+            &command(&[
+                "-a",
+                "-t",
+                "10.0.0.1:80",
+                "-r",
+                "10.0.1.1:80",
+                "-m",
+                "-w",
+                "1",
+            ])
+            .pipe_attrs(),
+        ));
+        expect.extend(msg::apply_op(
+            uapi::RVS_CMD_DEL_DEST,
+            &command(&["-d", "-t", "10.0.0.1:80", "-r", "10.0.1.2:80"]).pipe_attrs(),
+        ));
+        assert_eq!(attrs, &expect);
+        let ops: Vec<u16> = msg::Attrs::new(attrs).map(|a| a.unwrap().0).collect();
+        assert_eq!(ops, vec![uapi::RVS_CMD_ATTR_OP; 4]);
+    }
+
+    #[test]
+    fn atomic_restore_names_the_refused_line_and_applies_nothing() {
+        let input = "-A -t 10.0.0.1:80 -s rr\n-a -t 10.0.0.1:80 -r 10.0.1.1:80 -m\n\n-a -t 10.0.0.1:80 -r 10.0.1.1:80 -m\n";
+        let first = msg::apply_op(
+            uapi::RVS_CMD_NEW_SERVICE,
+            &command(&["-A", "-t", "10.0.0.1:80", "-s", "rr"]).pipe_attrs(),
+        )
+        .len();
+        let second = msg::apply_op(
+            uapi::RVS_CMD_NEW_DEST,
+            &command(&["-a", "-t", "10.0.0.1:80", "-r", "10.0.1.1:80", "-m"]).pipe_attrs(),
+        )
+        .len();
+        // The kernel points at the third change's attribute: 20 bytes of
+        // headers before the attributes.
+        let mut f = Fake {
+            fail_apply: Some((17, Some((20 + first + second) as u32))),
+            ..Fake::default()
+        };
+        let e = restore_atomic(&mut f, &mut input.as_bytes()).unwrap_err();
+        assert_eq!(e.exit_code(), 1);
+        assert_eq!(
+            e.to_string(),
+            "atomic restore refused line 4 `-a -t 10.0.0.1:80 -r 10.0.1.1:80 -m': adding real server failed: File exists (real server already exists) (nothing was applied)"
+        );
+        // Without an offset, the request as a whole.
+        let mut f = Fake {
+            fail_apply: Some((12, None)),
+            ..Fake::default()
+        };
+        let e = restore_atomic(&mut f, &mut input.as_bytes()).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("applying the rules atomically failed"),
+            "{e}"
+        );
+        // Lines that are not rule changes stop it before anything is sent.
+        for (line, n) in [
+            ("-Z", 2),
+            ("--set 1 2 3", 2),
+            ("-d -t 10.0.0.1:80 -r 10.0.1.1 --drain 5", 2),
+        ] {
+            let mut f = Fake::default();
+            let input = format!("-A -t 10.0.0.1:80 -s rr\n{line}\n");
+            let e = restore_atomic(&mut f, &mut input.as_bytes()).unwrap_err();
+            assert!(f.sent.is_empty());
+            assert_eq!(e.exit_code(), 2);
+            assert_eq!(
+                e.to_string(),
+                format!("atomic restore refused line {n} `{line}': only -A -E -D -C -a -e -d (without --drain) can be part of an atomic restore (nothing was applied)")
+            );
+        }
     }
 
     /// The attributes a command line sends.

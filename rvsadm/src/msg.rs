@@ -108,6 +108,32 @@ fn put_service_key(w: &mut AttrWriter, key: &ServiceKey) {
         .put_be16(uapi::RVS_SVC_ATTR_PORT, key.port);
 }
 
+/// Whether `cmd` can be one change of an APPLY request.
+pub fn is_atomic_change(cmd: u8) -> bool {
+    matches!(
+        cmd,
+        uapi::RVS_CMD_NEW_SERVICE
+            | uapi::RVS_CMD_SET_SERVICE
+            | uapi::RVS_CMD_DEL_SERVICE
+            | uapi::RVS_CMD_NEW_DEST
+            | uapi::RVS_CMD_SET_DEST
+            | uapi::RVS_CMD_DEL_DEST
+            | uapi::RVS_CMD_FLUSH
+    )
+}
+
+/// One change of an APPLY request: `RVS_CMD_ATTR_OP` holding the command
+/// and the attributes it would have alone (`RVS_OP_ATTR_SERVICE` and
+/// `_DEST` have the numbers of `RVS_CMD_ATTR_SERVICE` and `_DEST`).
+pub fn apply_op(cmd: u8, attrs: &[u8]) -> Vec<u8> {
+    let mut w = AttrWriter::new();
+    w.nest(uapi::RVS_CMD_ATTR_OP, |w| {
+        w.put_u32(uapi::RVS_OP_ATTR_CMD, u32::from(cmd))
+            .put_raw(attrs);
+    });
+    w.finish()
+}
+
 /// `RVS_CMD_ATTR_SERVICE` identifying a service (AF, PROTOCOL, ADDR, PORT):
 /// DEL_SERVICE, GET_SERVICE and the service part of destination requests.
 pub fn service_key_attrs(key: &ServiceKey) -> Vec<u8> {

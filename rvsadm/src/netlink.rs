@@ -9,7 +9,7 @@
 //! family's multicast groups (`--monitor`, the "events" group).
 
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 
 use neli::consts::socket::{Msg, NlFamily};
 use neli::socket::NlSocket;
@@ -34,6 +34,8 @@ pub const NLMSG_DONE: u16 = 3;
 pub const NLMSG_OVERRUN: u16 = 4;
 
 pub const NLMSGERR_ATTR_MSG: u16 = 1;
+/// `NLMSGERR_ATTR_OFFS`: u32 offset of the attribute at fault.
+pub const NLMSGERR_ATTR_OFFS: u16 = 2;
 
 const GENL_ID_CTRL: u16 = 0x10;
 const CTRL_CMD_DELFAMILY: u8 = 2;
@@ -99,11 +101,14 @@ pub enum Incoming {
     Ack {
         seq: u32,
     },
-    /// NLMSG_ERROR with an error (positive errno) and extended-ack message.
+    /// NLMSG_ERROR with an error (positive errno), extended-ack message
+    /// and offset (`NLMSGERR_ATTR_OFFS`: of the attribute at fault, from
+    /// the start of the request).
     Error {
         seq: u32,
         errno: i32,
         message: Option<String>,
+        offset: Option<u32>,
     },
     /// NLMSG_DONE ending a dump; a non-zero errno means the dump failed.
     Done {
@@ -221,6 +226,7 @@ fn decode_error(seq: u32, flags: u16, payload: &[u8]) -> Result<Incoming, NlErro
         return Ok(Incoming::Ack { seq });
     }
     let mut message = None;
+    let mut offset = None;
     if flags & NLM_F_ACK_TLVS != 0 {
         // The request's header, and its payload unless capped, come first.
         let mut off = 4;
@@ -233,6 +239,9 @@ fn decode_error(seq: u32, flags: u16, payload: &[u8]) -> Result<Incoming, NlErro
             };
             if off < payload.len() {
                 message = ext_ack_message(&payload[off..])?;
+                if let Some(&[a, b, c, d]) = msg::find_attr(&payload[off..], NLMSGERR_ATTR_OFFS)? {
+                    offset = Some(u32::from_ne_bytes([a, b, c, d]));
+                }
             }
         }
     }
@@ -240,6 +249,7 @@ fn decode_error(seq: u32, flags: u16, payload: &[u8]) -> Result<Incoming, NlErro
         seq,
         errno: -error,
         message,
+        offset,
     })
 }
 
@@ -278,6 +288,8 @@ pub struct Client {
     buf: Vec<u8>,
     /// The family's multicast groups, as (name, id).
     groups: Vec<(String, u32)>,
+    /// The offset the kernel gave with its last error, if any.
+    error_offset: Option<u32>,
 }
 
 /// Why [`Client::monitor`] failed.
@@ -334,6 +346,7 @@ impl Client {
             seq: std::process::id().wrapping_mul(65536),
             buf: vec![0; RECV_BUF],
             groups: Vec::new(),
+            error_offset: None,
         };
         let mut w = AttrWriter::new();
         w.put_str(CTRL_ATTR_FAMILY_NAME, name);
@@ -402,6 +415,29 @@ impl Client {
             family: self.family,
             buf: self.buf,
         })
+    }
+
+    /// An APPLY request (`-R --atomic`): `attrs` may be megabytes, so the
+    /// socket's send buffer grows to hold it (root may exceed
+    /// `net.core.wmem_max`), the kernel is asked not to copy it back into
+    /// an error (`NETLINK_CAP_ACK`), and the answer may take minutes.
+    /// A refusal comes with the offset of the change at fault, from the
+    /// start of the request, when the kernel gave one.
+    pub fn apply(&mut self, attrs: &[u8]) -> Result<(), (NlError, Option<u32>)> {
+        let fd = self.sock.as_raw_fd();
+        let want = attrs.len() + NLMSG_HDRLEN + GENL_HDRLEN + 4096;
+        let want = libc::c_int::try_from(want).unwrap_or(libc::c_int::MAX);
+        // Best effort each: without them the kernel's own error (EMSGSIZE,
+        // or a truncated error) says what went wrong.
+        if set_int_opt(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, want).is_err() {
+            let _ = set_int_opt(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, want);
+        }
+        let _ = set_int_opt(fd, SOL_NETLINK, NETLINK_CAP_ACK, 1);
+        set_recv_timeout(&self.sock, APPLY_TIMEOUT_SECS).map_err(|e| (e.into(), None))?;
+        self.error_offset = None;
+        let res = self.execute(uapi::RVS_CMD_APPLY, attrs);
+        let _ = set_recv_timeout(&self.sock, RECV_TIMEOUT_SECS);
+        res.map_err(|e| (e, self.error_offset.take()))
     }
 
     /// A request that only needs the kernel's ACK (NEW/SET/DEL/FLUSH).
@@ -504,7 +540,11 @@ impl Client {
                         seq: s,
                         errno,
                         message,
-                    } if s == seq => return Err(NlError::Kernel { errno, message }),
+                        offset,
+                    } if s == seq => {
+                        self.error_offset = offset;
+                        return Err(NlError::Kernel { errno, message });
+                    }
                     Incoming::Done {
                         seq: s,
                         errno,
@@ -598,6 +638,32 @@ pub fn notices(buf: &[u8], family: u16) -> Vec<Notice> {
     out
 }
 
+/// `SOL_NETLINK`, and its option that keeps a request out of its error.
+const SOL_NETLINK: libc::c_int = 270;
+const NETLINK_CAP_ACK: libc::c_int = 10;
+/// How long an APPLY may take: a rule set of 100,000 changes takes tens
+/// of seconds on an emulated machine.
+const APPLY_TIMEOUT_SECS: libc::time_t = 900;
+
+/// Sets an integer socket option.
+fn set_int_opt(fd: RawFd, level: libc::c_int, name: libc::c_int, v: libc::c_int) -> io::Result<()> {
+    // SAFETY: valid fd; the value points to a live c_int of the given size.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            &v as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// Sets the socket's receive timeout; 0: none (block until something comes).
 fn set_recv_timeout(sock: &NlSocket, secs: libc::time_t) -> io::Result<()> {
     let tv = libc::timeval {
@@ -670,7 +736,8 @@ mod tests {
             vec![Incoming::Error {
                 seq: 9,
                 errno: 2,
-                message: Some("Service not found".into())
+                message: Some("Service not found".into()),
+                offset: Some(24),
             }]
         );
     }
@@ -695,12 +762,14 @@ mod tests {
                 Incoming::Error {
                     seq: 9,
                     errno: 17,
-                    message: Some("exists".into())
+                    message: Some("exists".into()),
+                    offset: Some(24),
                 },
                 Incoming::Error {
                     seq: 10,
                     errno: 1,
-                    message: None
+                    message: None,
+                    offset: None,
                 },
                 Incoming::Ack { seq: 11 },
             ]

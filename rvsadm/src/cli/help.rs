@@ -19,7 +19,7 @@ Usage:
                 [--laddr address ...|--laddr none]
   rvsadm -D -t|-u|--sctp-service|-f service-address
   rvsadm -C
-  rvsadm -R
+  rvsadm -R [--atomic]
   rvsadm -S [-n]
   rvsadm -a|-e -t|-u|--sctp-service|-f service-address -r server-address
                 [-g|-i|-m|--fullnat|--enat] [-w weight]

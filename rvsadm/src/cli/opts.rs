@@ -261,6 +261,7 @@ const LIST: &[Cmd] = &[List];
 /// The commands that print JSON with `--json`.
 const JSON: &[Cmd] = &[List, FlushConns, Monitor];
 const MONITOR: &[Cmd] = &[Monitor];
+const RESTORE: &[Cmd] = &[Restore];
 const LIST_SAVE: &[Cmd] = &[List, Save];
 const START_DAEMON: &[Cmd] = &[StartDaemon];
 /// ipvsadm takes `--syncid` with `--stop-daemon` too (and the kernel
@@ -333,7 +334,8 @@ pub static OPTS: &[Opt] = &[
         doc: Doc::Row(
             "apply rules from standard input, one command a\n\
              line in the form -S prints (ipvsadm-save's too);\n\
-             stops at the first failing line",
+             stops at the first failing line (--atomic:\n\
+             applies all lines or none)",
         ),
         role: Role::Command(Restore),
         ..OPT
@@ -897,6 +899,17 @@ pub static OPTS: &[Opt] = &[
         ),
         role: Role::Option(JSON),
         report: 25,
+        ..OPT
+    },
+    Opt {
+        long: "atomic",
+        doc: Doc::Row(
+            "with -R: apply every line or none, at one\n\
+             instant for new connections (service and\n\
+             real server lines, -C)",
+        ),
+        role: Role::Option(RESTORE),
+        report: 48,
         ..OPT
     },
     Opt {

@@ -206,7 +206,7 @@ fn check_reply(p: &[u8]) -> Result<u8, String> {
         RVS_CMD_SET_CONFIG => walk_attrs(attrs, |kind, v| {
             let t = kind & NLA_TYPE_MASK;
             let known = (RVS_CMD_ATTR_TIMEOUT_TCP..=RVS_CMD_ATTR_TIMEOUT_UDP).contains(&t)
-                || (RVS_CMD_ATTR_EXPIRE_NODEST_CONN..=RVS_CMD_ATTR_MAX).contains(&t);
+                || (RVS_CMD_ATTR_EXPIRE_NODEST_CONN..RVS_CMD_ATTR_OP).contains(&t);
             if !known || v.len() != 4 {
                 return Err(format!(
                     "bad attribute {kind:#x} ({} bytes) in a config reply",

@@ -411,7 +411,7 @@ impl Fuzzer {
         match self.rng.below(10) {
             0 => self.rng.next_u64() as u8,
             1..=3 => self.rng.range(0, 20) as u8,
-            _ => self.rng.pick(&[1, 2, 3, 4, 5, 6, 7, 8, 15, 17, 19]),
+            _ => self.rng.pick(&[1, 2, 3, 4, 5, 6, 7, 8, 15, 17, 19, 20]),
         }
     }
 

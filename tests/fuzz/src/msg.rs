@@ -466,6 +466,32 @@ pub fn setting(r: &mut Rng) -> Attr {
     Attr::u32(spec.attr, v)
 }
 
+/// One change of an APPLY request (`RVS_CMD_ATTR_OP`): mostly what
+/// `rvsadm -R --atomic` sends (a service or real-server command with its
+/// nests, or a flush), sometimes a command that cannot be part of one, a
+/// missing or extra nest, or random attributes.
+fn change(r: &mut Rng) -> Attr {
+    let cmd = r.pick(&[
+        RVS_CMD_NEW_SERVICE,
+        RVS_CMD_SET_SERVICE,
+        RVS_CMD_DEL_SERVICE,
+        RVS_CMD_NEW_DEST,
+        RVS_CMD_SET_DEST,
+        RVS_CMD_DEL_DEST,
+        RVS_CMD_FLUSH,
+        RVS_CMD_ZERO,
+    ]);
+    let mut inner = match r.below(10) {
+        0 => random_attrs(r, RVS_OP_ATTR_MAX),
+        1 => vec![service(r, true), destination(r, true)],
+        _ => valid(r, cmd).attrs,
+    };
+    if !r.chance(1, 20) {
+        inner.push(Attr::u32(RVS_OP_ATTR_CMD, u32::from(cmd)));
+    }
+    Attr::nest(RVS_CMD_ATTR_OP, inner)
+}
+
 /// A well-formed request for command `c` (what a correct client sends;
 /// the kernel may still refuse it, e.g. a duplicate or a missing entry).
 pub fn valid(r: &mut Rng, c: u8) -> GenlMsg {
@@ -497,6 +523,7 @@ pub fn valid(r: &mut Rng, c: u8) -> GenlMsg {
         RVS_CMD_ZERO if r.chance(1, 2) => vec![service(r, false)],
         RVS_CMD_FLUSH_CONNS if r.chance(1, 2) => vec![service(r, false), destination(r, false)],
         RVS_CMD_FLUSH_CONNS => vec![service(r, false)],
+        RVS_CMD_APPLY => (0..r.range(0, 4)).map(|_| change(r)).collect(),
         RVS_CMD_GET_DAEMON | RVS_CMD_GET_CONFIG | RVS_CMD_GET_INFO | RVS_CMD_ZERO
         | RVS_CMD_FLUSH => vec![],
         _ => random_attrs(r, RVS_CMD_ATTR_MAX),
@@ -557,8 +584,10 @@ mod tests {
                 let m = valid(&mut r, c);
                 let p = m.payload();
                 assert_eq!(p[0], c);
-                // 65 IPv6 local addresses (over-long LADDRS) take 1,300.
-                assert!(p.len() < 2048, "cmd {c}: {} bytes", p.len());
+                // 65 IPv6 local addresses (over-long LADDRS) take 1,300;
+                // APPLY carries up to 4 such requests.
+                let max = if c == RVS_CMD_APPLY { 8192 } else { 2048 };
+                assert!(p.len() < max, "cmd {c}: {} bytes", p.len());
                 if c == RVS_CMD_NEW_SERVICE {
                     assert_eq!(m.attrs[0].kind, RVS_CMD_ATTR_SERVICE | NLA_F_NESTED);
                 }

@@ -418,6 +418,21 @@ IP
       out=$(ip netns exec "$LB" python3 "$RVS_ROOT/tests/bench/nlbatch.py" $eng "$BATCH_SVCS") ||
         fail "nlbatch.py: $out"
       val ctl-batch "$out" s
+      # Each engine's fastest load over one socket: IPVS has only one
+      # request per operation (ctl-batch's); rvs takes the whole set as one
+      # all-or-nothing request (RVS_CMD_APPLY, what -R --atomic sends),
+      # encoded by the same Python code.
+      if [ $eng = rvs ]; then
+        ip netns exec "$LB" "$ADM" -C || fail "$ADM -C failed"
+        load=$(ip netns exec "$LB" python3 "$RVS_ROOT/tests/bench/nlbatch.py" rvs-apply "$BATCH_SVCS" 2>"$TEST_TMP/apply.err") ||
+          fail "nlbatch.py rvs-apply: $load $(cat "$TEST_TMP/apply.err")"
+        log "$(cat "$TEST_TMP/apply.err")"
+        ip netns exec "$LB" "$ADM" -L -n >"$TEST_TMP/list" || fail "$ADM -L -n failed"
+        check_list "$TEST_TMP/list" "$BATCH_SVCS"
+      else
+        load=$out
+      fi
+      val ctl-load "$load" s
       t2=$(ms)
       ip netns exec "$LB" "$ADM" -L -n >"$TEST_TMP/list" || fail "$ADM -L -n failed"
       t3=$(ms)
@@ -436,6 +451,17 @@ IP
         check_list "$TEST_TMP/list" "$BATCH_SVCS"
         val ctl-restore "$(secs $t6 $t7)" s
         ip netns exec "$LB" "$ADM" -C
+        if [ $eng = rvs ]; then
+          t6=$(ms)
+          ip netns exec "$LB" "$ADM" -R --atomic <"$TEST_TMP/rules" || fail "$ADM -R --atomic"
+          t7=$(ms)
+          ip netns exec "$LB" "$ADM" -L -n >"$TEST_TMP/list" || fail "$ADM -L -n failed"
+          check_list "$TEST_TMP/list" "$BATCH_SVCS"
+          val ctl-restore-atomic "$(secs $t6 $t7)" s
+          ip netns exec "$LB" "$ADM" -C
+        else
+          val ctl-restore-atomic NA s
+        fi
       else
         val ctl-restore NA s
       fi

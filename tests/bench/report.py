@@ -17,7 +17,7 @@ import zlib
 # Metrics an engine may not have (NA there is not a failure): rvsadm -R
 # exists only once the restore work has landed; a merged slab cache has no
 # line of its own in /proc/slabinfo.
-NOT_APPLICABLE = {"rvs": ("ctl-restore", "conn-objsize"), "ipvs": ("conn-objsize",)}
+NOT_APPLICABLE = {"rvs": ("ctl-restore", "conn-objsize"), "ipvs": ("conn-objsize", "ctl-restore-atomic")}
 
 # metric -> (description, better)
 SCENARIOS = {
@@ -59,9 +59,11 @@ SCENARIOS = {
     "ctl-op": ("control plane: time per admin process (one operation)", "lower"),
     "ctl-percall-est": ("control plane: BATCH services x 10 one process per op, extrapolated from ctl-op", "lower"),
     "ctl-batch": ("control plane: BATCH services x 10 over one netlink socket (tests/bench/nlbatch.py)", "lower"),
+    "ctl-load": ("control plane: BATCH services x 10 over one socket, each engine's fastest way (IPVS: ctl-batch's requests; rvs: one RVS_CMD_APPLY, nlbatch.py rvs-apply)", "lower"),
     "ctl-list": ("control plane: list the BATCH services (-L -n), one process", "lower"),
     "ctl-flush": ("control plane: flush the BATCH services (-C), one process", "lower"),
     "ctl-restore": ("control plane: -R of the BATCH services' rules (n/a: the tool has no -R)", "lower"),
+    "ctl-restore-atomic": ("control plane: rvsadm -R --atomic of the BATCH services' rules (IPVS has none)", "lower"),
 }
 
 
@@ -104,6 +106,8 @@ def targets(res):
         b = med(m, "rvs")
         v = per / b if per and b else None
         add("ipvsadm per call / rvs %s >= 10" % m, v, v is not None and v >= 10, "speed-up over ipvsadm one process per op")
+    r = by.get("ctl-load", {}).get("ratio_rvs_ipvs")
+    add("ctl-load ratio <= 0.7", r, r is not None and r <= 0.7, "rvs/IPVS seconds to load BATCH x 10 over one socket")
     a, b = med("mem-per-conn", "ipvs"), med("mem-per-conn", "rvs")
     add("mem-per-conn rvs <= IPVS", b / a if a and b else None, a is not None and b is not None and b <= a, "rvs/IPVS bytes")
     return out

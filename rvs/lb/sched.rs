@@ -10,7 +10,7 @@
 #![forbid(unsafe_code)]
 
 use crate::lb::dest::{Dest, DestList};
-use crate::rvs_core::sched::{Flow, LblcTable, MhTable, SchedFlags, SchedKind, SchedState};
+use crate::rvs_core::sched::{Dests, Flow, LblcTable, MhTable, SchedFlags, SchedKind, SchedState};
 use crate::sys::alloc::zeroed_kvbox;
 use crate::sys::{random, time};
 use kernel::prelude::*;
@@ -39,7 +39,14 @@ pub(super) struct Scheduler {
 pub(super) struct SchedUpdate {
     dests: DestList,
     replacement: Option<Scheduler>,
+    /// mh's table for `dests`, built ahead ([`SchedUpdate::prebuild_mh`]).
+    mh: Option<KVBox<MhTable>>,
 }
+
+/// What an installed update replaced, for the caller to free outside the
+/// lock: the scheduler (if it changed), the list, mh's table (if one was
+/// built ahead).
+pub(super) type Replaced = (Option<Scheduler>, DestList, Option<KVBox<MhTable>>);
 
 /// An empty lblc/lblcr table with a random hash key (about 72 KiB:
 /// kvmalloc, never on the stack).
@@ -67,7 +74,25 @@ fn new_mh_table() -> Result<KVBox<MhTable>> {
 impl SchedUpdate {
     /// An update to `dests`, with `replacement` if the scheduler changes.
     pub(super) fn new(dests: DestList, replacement: Option<Scheduler>) -> Self {
-        Self { dests, replacement }
+        Self {
+            dests,
+            replacement,
+            mh: None,
+        }
+    }
+
+    /// For a scheduler that will be of `kind`: builds mh's table now,
+    /// from `view` (the servers as they will be), so that installing the
+    /// update only swaps it in (an atomic change installs many updates
+    /// with bottom halves off; a rebuild takes ~100 us each).
+    pub(super) fn prebuild_mh(&mut self, kind: SchedKind, view: &(impl Dests + ?Sized)) -> Result {
+        if kind != SchedKind::Mh {
+            return Ok(());
+        }
+        let mut t = new_mh_table()?;
+        t.rebuild(view);
+        self.mh = Some(t);
+        Ok(())
     }
 }
 
@@ -125,17 +150,31 @@ impl Scheduler {
     /// new list and rebuilds the state and tables for it, without
     /// allocating. Returns what it replaced, for the caller to free after
     /// releasing the lock.
-    pub(super) fn install(&mut self, update: SchedUpdate) -> (Option<Scheduler>, DestList) {
-        let SchedUpdate { dests, replacement } = update;
+    pub(super) fn install(&mut self, update: SchedUpdate) -> Replaced {
+        let SchedUpdate {
+            dests,
+            replacement,
+            mh: built,
+        } = update;
         let old_sched = replacement.map(|r| core::mem::replace(self, r));
         let old_dests = core::mem::replace(&mut self.dests, dests);
         let Scheduler {
             state, dests, mh, ..
         } = self;
         let list: &[Arc<Dest>] = dests;
-        // The mh rebuild (~100 us) runs with bottom halves off; a lookup
-        // waits at most that long, and only on configuration changes.
-        state.dests_changed_with(list, mh.as_deref_mut());
-        (old_sched, old_dests)
+        let old_mh = match built {
+            Some(t) if state.kind() == SchedKind::Mh => {
+                state.dests_changed_with(list, None);
+                mh.replace(t)
+            }
+            _ => {
+                // The mh rebuild (~100 us) runs with bottom halves off; a
+                // lookup waits at most that long, and only on
+                // configuration changes.
+                state.dests_changed_with(list, mh.as_deref_mut());
+                None
+            }
+        };
+        (old_sched, old_dests, old_mh)
     }
 }

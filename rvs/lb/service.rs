@@ -18,7 +18,7 @@
 #![forbid(unsafe_code)]
 
 use crate::lb::dest::{Dest, DestList};
-use crate::lb::sched::{SchedUpdate, Scheduler};
+use crate::lb::sched::{Replaced, SchedUpdate, Scheduler};
 use crate::lb::stats::Stats;
 use crate::rvs_core::config::{self, ConfigError};
 use crate::rvs_core::sched::{Flow, SchedKind};
@@ -91,6 +91,11 @@ impl Service {
     /// its own and no connection entry is kept.
     pub(crate) fn one_packet(&self) -> bool {
         self.flags.load(Relaxed) & RVS_SVC_F_ONEPACKET != 0
+    }
+
+    /// The scheduler's kind now.
+    pub(super) fn sched_kind(&self) -> SchedKind {
+        lock_bh(&self.sched).kind()
     }
 
     /// Scheduler kind, flags, persistence timeout and netmask (listing).
@@ -170,7 +175,7 @@ impl Service {
     /// Like [`Self::commit_sched`], without freeing: returns what was
     /// replaced, for the caller to drop where it may (an atomic change
     /// publishes with bottom halves off and frees afterwards).
-    pub(super) fn swap_sched(&self, update: SchedUpdate) -> (Option<Scheduler>, DestList) {
+    pub(super) fn swap_sched(&self, update: SchedUpdate) -> Replaced {
         lock_bh(&self.sched).install(update)
     }
 }

@@ -26,12 +26,13 @@
 #![forbid(unsafe_code)]
 
 use crate::lb::dest::{Dest, DestList};
-use crate::lb::sched::{SchedUpdate, Scheduler};
+use crate::lb::sched::{Replaced, SchedUpdate};
 use crate::lb::service::{
     cfg, check_port, copy_without, LocalAddrs, ModelError, Service, ServiceList, NO_SLOT,
 };
 use crate::lb::service_table::Services;
 use crate::rvs_core::config::{FwdMethod, EBUSY, EEXIST, EINVAL as CFG_EINVAL, ENOENT, ESRCH};
+use crate::rvs_core::sched::{DestView, Dests};
 use crate::rvs_core::svcattr::{DestParams, ServiceKey, ServiceParams};
 use crate::rvs_core::uapi::RVS_SVC_F_ONEPACKET;
 use crate::sys::rcu::{Prepared, WriterToken};
@@ -424,7 +425,16 @@ impl<'s> Txn<'s> {
             }
             let sched = match (s.dests_changed, s.params) {
                 (false, None) => None,
-                (_, p) => Some(svc.prepare_sched(&s.dests, p.map(|p| (p.sched, p.flags)))?),
+                (_, p) => {
+                    let mut u = svc.prepare_sched(&s.dests, p.map(|p| (p.sched, p.flags)))?;
+                    let kind = p.map_or_else(|| svc.sched_kind(), |p| p.sched);
+                    let view = StagedView {
+                        dests: &s.dests,
+                        edits: &s.edits,
+                    };
+                    u.prebuild_mh(kind, &view)?;
+                    Some(u)
+                }
             };
             let dests = match s.dests_changed {
                 true => Some(Prepared::new(core::mem::take(&mut s.dests))?),
@@ -459,8 +469,7 @@ impl<'s> Txn<'s> {
             };
             lists.push((i, prepared), GFP_KERNEL_ACCOUNT)?;
         }
-        let mut olds: KVec<(Option<Scheduler>, DestList)> =
-            KVec::with_capacity(publish.len(), GFP_KERNEL_ACCOUNT)?;
+        let mut olds: KVec<Replaced> = KVec::with_capacity(publish.len(), GFP_KERNEL_ACCOUNT)?;
         // The port guard learns the new VIPs first (it allocates): for
         // the instant before the publish, ports of a new VIP that no
         // service has yet are guarded already.
@@ -560,6 +569,32 @@ impl<'s> Txn<'s> {
             }
         }
         Ok(Applied { drained })
+    }
+}
+
+/// A service's real servers as the scheduler will see them once the
+/// change's edits are applied (weights), for building mh's table ahead.
+struct StagedView<'a> {
+    dests: &'a [Arc<Dest>],
+    edits: &'a [(Arc<Dest>, DestParams)],
+}
+
+impl Dests for StagedView<'_> {
+    fn len(&self) -> usize {
+        self.dests.len()
+    }
+
+    fn view(&self, i: usize) -> Option<DestView> {
+        let d = self.dests.get(i)?;
+        let mut v = Dests::view(self.dests, i)?;
+        if let Some((_, p)) = self.edits.iter().rev().find(|(e, _)| Arc::ptr_eq(e, d)) {
+            // An edit sets the weight and ends a drain.
+            v.weight = p.weight;
+            if p.weight != 0 {
+                v.last_weight = p.weight;
+            }
+        }
+        Some(v)
     }
 }
 

@@ -20,7 +20,7 @@
 use crate::lb::dest::{Dest, DestList};
 use crate::lb::sched::{Replaced, SchedUpdate, Scheduler};
 use crate::lb::stats::Stats;
-use crate::rvs_core::config::{self, ConfigError};
+use crate::rvs_core::config::{self, ConfigError, FwdMethod};
 use crate::rvs_core::sched::{Flow, SchedKind};
 use crate::rvs_core::svcattr::{DestParams, ServiceKey, ServiceParams};
 use crate::rvs_core::uapi::{RVS_SVC_F_ONEPACKET, RVS_SVC_F_PERSISTENT};
@@ -209,6 +209,49 @@ impl From<kernel::alloc::AllocError> for ModelError {
 
 pub(super) fn cfg(errno: i32, msg: &'static core::ffi::CStr) -> ModelError {
     ModelError::Config(ConfigError::new(errno, msg))
+}
+
+/// A FullNAT real server (`fwd`) needs its service's local addresses
+/// (`no_laddrs`: it has none), and its connections need entries (no
+/// one-packet scheduling in the service's `flags`).
+pub(super) fn check_fullnat_dest(
+    fwd: FwdMethod,
+    no_laddrs: bool,
+    flags: u32,
+) -> Result<(), ModelError> {
+    if fwd != FwdMethod::FullNat {
+        return Ok(());
+    }
+    if no_laddrs {
+        return Err(cfg(
+            config::EINVAL,
+            c"a FullNAT real server needs the service's local addresses (--laddr)",
+        ));
+    }
+    check_fullnat_service(true, None, flags)
+}
+
+/// An edit of a service that has FullNAT real servers (`fullnat`) keeps
+/// local addresses (`laddrs`: the new ones, if the edit names any) and
+/// stays off one-packet scheduling (`flags`).
+pub(super) fn check_fullnat_service(
+    fullnat: bool,
+    laddrs: Option<&LocalAddrs>,
+    flags: u32,
+) -> Result<(), ModelError> {
+    if fullnat && laddrs.is_some_and(|l| l.is_empty()) {
+        return Err(cfg(
+            config::EBUSY,
+            c"the service's FullNAT real servers need its local addresses",
+        ));
+    }
+    if fullnat && flags & RVS_SVC_F_ONEPACKET != 0 {
+        return Err(cfg(
+            config::EINVAL,
+            c"one-packet scheduling (-o) cannot be used with FullNAT real servers",
+        ));
+    }
+    Ok(())
 }
 
 /// A real server's method must suit the service (ENAT: TCP, by address)

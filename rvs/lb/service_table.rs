@@ -12,15 +12,13 @@
 use crate::lb::config_gate::ConfigGate;
 use crate::lb::dest::Dest;
 use crate::lb::service::{
-    cfg, check_port, copy_without, LocalAddrs, ModelError, Service, ServiceList,
+    cfg, check_fullnat_dest, check_fullnat_service, check_port, copy_without, LocalAddrs,
+    ModelError, Service, ServiceList,
 };
 use crate::lb::vip_set::VipSet;
-use crate::rvs_core::config::{
-    AddrFamily, FwdMethod, EBUSY, EEXIST, EINVAL as CFG_EINVAL, ENOENT, ESRCH,
-};
+use crate::rvs_core::config::{AddrFamily, FwdMethod, EEXIST, ENOENT, ESRCH};
 use crate::rvs_core::hash::{self, SipKey};
 use crate::rvs_core::svcattr::{DestParams, ServiceKey, ServiceParams};
-use crate::rvs_core::uapi::RVS_SVC_F_ONEPACKET;
 use crate::sys::rcu::{RcuOpt, ReadGuard, WriterToken};
 use crate::sys::{random, sched as ksched};
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -34,22 +32,8 @@ pub(crate) const SVC_TAB_BITS: u32 = 12;
 /// A FullNAT real server needs the service's local addresses, and its
 /// connections need entries (no one-packet scheduling).
 fn check_fullnat(svc: &Service, w: &impl WriterToken, p: &DestParams) -> Result<(), ModelError> {
-    if p.fwd != FwdMethod::FullNat {
-        return Ok(());
-    }
-    if svc.laddrs.get_writer(w).is_empty() {
-        return Err(cfg(
-            CFG_EINVAL,
-            c"a FullNAT real server needs the service's local addresses (--laddr)",
-        ));
-    }
-    if svc.one_packet() {
-        return Err(cfg(
-            CFG_EINVAL,
-            c"one-packet scheduling (-o) cannot be used with FullNAT real servers",
-        ));
-    }
-    Ok(())
+    let no_laddrs = svc.laddrs.get_writer(w).is_empty();
+    check_fullnat_dest(p.fwd, no_laddrs, svc.flags.load(Relaxed))
 }
 
 /// A firewall mark in the address slot of the bucket hash (with protocol
@@ -346,18 +330,7 @@ impl Services {
             .get_writer(w)
             .iter()
             .any(|d| d.fwd() == FwdMethod::FullNat);
-        if fullnat && laddrs.as_ref().is_some_and(|l| l.is_empty()) {
-            return Err(cfg(
-                EBUSY,
-                c"the service's FullNAT real servers need its local addresses",
-            ));
-        }
-        if fullnat && p.flags & RVS_SVC_F_ONEPACKET != 0 {
-            return Err(cfg(
-                CFG_EINVAL,
-                c"one-packet scheduling (-o) cannot be used with FullNAT real servers",
-            ));
-        }
+        check_fullnat_service(fullnat, laddrs.as_ref(), p.flags)?;
         let update = svc.prepare_sched(svc.dests.get_writer(w), Some((p.sched, p.flags)))?;
         if let Some(l) = laddrs {
             svc.laddrs.replace(l, w)?;

@@ -28,13 +28,13 @@
 use crate::lb::dest::{Dest, DestList};
 use crate::lb::sched::{Replaced, SchedUpdate};
 use crate::lb::service::{
-    cfg, check_port, copy_without, LocalAddrs, ModelError, Service, ServiceList, NO_SLOT,
+    cfg, check_fullnat_dest, check_fullnat_service, check_port, copy_without, LocalAddrs,
+    ModelError, Service, ServiceList, NO_SLOT,
 };
 use crate::lb::service_table::Services;
-use crate::rvs_core::config::{FwdMethod, EBUSY, EEXIST, EINVAL as CFG_EINVAL, ENOENT, ESRCH};
+use crate::rvs_core::config::{FwdMethod, EEXIST, ENOENT, ESRCH};
 use crate::rvs_core::sched::{DestView, Dests};
 use crate::rvs_core::svcattr::{DestParams, ServiceKey, ServiceParams};
-use crate::rvs_core::uapi::RVS_SVC_F_ONEPACKET;
 use crate::sys::rcu::{Prepared, WriterToken};
 use core::sync::atomic::Ordering::Relaxed;
 use kernel::prelude::*;
@@ -234,18 +234,7 @@ impl<'s> Txn<'s> {
         let (_, svc) = self.find(w, key)?;
         let s = self.stage(w, &svc)?;
         let fullnat = s.dests.iter().any(|d| s.fwd_of(d) == FwdMethod::FullNat);
-        if fullnat && laddrs.as_ref().is_some_and(|l| l.is_empty()) {
-            return Err(cfg(
-                EBUSY,
-                c"the service's FullNAT real servers need its local addresses",
-            ));
-        }
-        if fullnat && p.flags & RVS_SVC_F_ONEPACKET != 0 {
-            return Err(cfg(
-                CFG_EINVAL,
-                c"one-packet scheduling (-o) cannot be used with FullNAT real servers",
-            ));
-        }
+        check_fullnat_service(fullnat, laddrs.as_ref(), p.flags)?;
         s.params = Some(*p);
         if laddrs.is_some() {
             s.laddrs = laddrs;
@@ -301,25 +290,12 @@ impl<'s> Txn<'s> {
     ) -> Result<Arc<Service>, ModelError> {
         let (_, svc) = self.find(w, key)?;
         check_port(key, p)?;
-        if p.fwd == FwdMethod::FullNat {
-            let s = self.stage(w, &svc)?;
-            let no_laddrs = match &s.laddrs {
-                Some(l) => l.is_empty(),
-                None => svc.laddrs.get_writer(w).is_empty(),
-            };
-            if no_laddrs {
-                return Err(cfg(
-                    CFG_EINVAL,
-                    c"a FullNAT real server needs the service's local addresses (--laddr)",
-                ));
-            }
-            if s.flags() & RVS_SVC_F_ONEPACKET != 0 {
-                return Err(cfg(
-                    CFG_EINVAL,
-                    c"one-packet scheduling (-o) cannot be used with FullNAT real servers",
-                ));
-            }
-        }
+        let s = self.stage(w, &svc)?;
+        let no_laddrs = match &s.laddrs {
+            Some(l) => l.is_empty(),
+            None => svc.laddrs.get_writer(w).is_empty(),
+        };
+        check_fullnat_dest(p.fwd, no_laddrs, s.flags())?;
         Ok(svc)
     }
 

@@ -913,17 +913,26 @@ int rvs_genl_echo(const struct genl_family *family, struct genl_info *info)
 
 	if (!genl_has_listeners(family, net, 0))
 		return 0;
+	/* A copy too big to make (an APPLY of megabytes), or no memory for
+	 * it: the listeners learn that they missed a change (ENOBUFS, as
+	 * when their own buffer overflows). */
+	if (len > RVS_GENL_ECHO_MAX)
+		goto lost;
 	skb = genlmsg_new(len, GFP_KERNEL);
 	if (!skb)
-		return -ENOMEM;
+		goto lost;
 	hdr = genlmsg_put(skb, 0, 0, family, 0, info->genlhdr->cmd);
 	if (!hdr) {
 		nlmsg_free(skb);
-		return -EMSGSIZE;
+		goto lost;
 	}
 	skb_put_data(skb, genlmsg_data(info->genlhdr), len);
 	genlmsg_end(skb, hdr);
 	return genlmsg_multicast_netns(family, net, skb, 0, 0, GFP_KERNEL);
+lost:
+	/* netlink_set_err takes a negative code. */
+	genl_set_err(family, net, 0, 0, -ENOBUFS);
+	return -ENOBUFS;
 }
 
 /* Routes a packet the LOCAL_OUT hook readdressed again, as netfilter's NAT

@@ -49,6 +49,9 @@ void rvs_consume_skb(struct sk_buff *skb);
 struct sk_buff *rvs_skb_build(const void *data, unsigned int len, bool v6,
 			      unsigned int l4_off);
 const struct genl_family *rvs_genl_dump_family(struct netlink_callback *cb);
+/* The largest request echoed to the events group; a larger one (an APPLY
+ * of thousands of changes) sets ENOBUFS on the listeners instead. */
+#define RVS_GENL_ECHO_MAX (1 << 20)
 int rvs_genl_echo(const struct genl_family *family, struct genl_info *info);
 /* BIT() is not a constant bindgen can read. */
 enum { RVS_GENL_MCAST_CAP_NET_ADMIN = 1 };

@@ -119,7 +119,9 @@ impl EventGroup {
     /// Announces `req` on the group: a message with its command and an
     /// exact copy of its attributes, to the listeners of its namespace.
     /// Costs one check when nobody listens. A listener that cannot keep
-    /// up loses messages (netlink's ENOBUFS on its socket).
+    /// up loses messages (netlink's ENOBUFS on its socket); so does every
+    /// listener when the request is too big to copy (over
+    /// `RVS_GENL_ECHO_MAX`, 1 MiB: a large APPLY) or memory is short.
     pub(crate) fn echo(&self, req: &Request<'_>) {
         let fam = self.family.load(Ordering::Acquire);
         if fam.is_null() {

@@ -9,7 +9,8 @@
 #    connections, never leaves one unanswered (plain -R, for comparison,
 #    has moments without a service);
 #  - a -C inside it leaves established connections alone;
-#  - --monitor announces it as one event listing its changes;
+#  - --monitor announces it as one event listing its changes, or, for
+#    one too big to copy, tells the listener it lost a change;
 #  - mh, whose table is built before the publish, picks as after the same
 #    changes made line by line;
 #  - 2,000 services x 5 real servers in one request.
@@ -181,9 +182,21 @@ adm_ok "$LB" -C
     for r in 1 2 3 4 5; do echo "-a -t $a:80 -r 10.2.$r.$((s % 250 + 1)):80 -m -w $r"; done
   done
 } >"$TEST_TMP/big"
+# Its 1.5 MB are more than the module copies to --monitor (1 MiB): the
+# monitor is told it lost a change.
+ip netns exec "$LB" rvsadm --monitor >"$TEST_TMP/mon2" 2>&1 &
+mon=$!
+bg_track $mon
+sleep 1
 t0=$(date +%s.%N)
 atomic <"$TEST_TMP/big" || fail "atomic restore of 12,001 lines failed"
 t1=$(date +%s.%N)
+adm_ok "$LB" -Z
+for i in $(seq 1 50); do grep -q -- "^-Z" "$TEST_TMP/mon2" && break; sleep 0.1; done
+kill $mon 2>/dev/null
+log "monitor: $(tr '\n' '|' <"$TEST_TMP/mon2")"
+assert_eq "$(head -1 "$TEST_TMP/mon2")" "# events lost: the receive buffer overflowed; read the table again (-S) to resynchronise" "monitor after a change too big to copy"
+assert_eq "$(sed -n 2p "$TEST_TMP/mon2")" "-Z" "monitor's next event"
 log "12,001 lines (2,000 services x 5 servers) applied atomically in $(echo "$t1 - $t0" | bc) s"
 assert_eq "$(adm "$LB" -L -n | grep -c '^TCP')" 2000 "services after the large restore"
 assert_eq "$(adm "$LB" -L -n | grep -c '^  -> [0-9]')" 10000 "real servers after the large restore"

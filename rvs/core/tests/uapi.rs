@@ -238,7 +238,11 @@ fn header_parser_sees_everything() {
     assert_eq!(h.numbers["RVS_CMD_FLUSH"], 17);
     assert_eq!(h.numbers["RVS_CMD_GET_CONN"], 18);
     assert_eq!(h.numbers["RVS_CMD_FLUSH_CONNS"], 19);
-    assert_eq!(h.numbers["RVS_CMD_MAX"], 19);
+    assert_eq!(h.numbers["RVS_CMD_APPLY"], 20);
+    assert_eq!(h.numbers["RVS_CMD_MAX"], 20);
+    assert_eq!(h.numbers["RVS_CMD_ATTR_OP"], 23);
+    assert_eq!(h.numbers["RVS_OP_ATTR_CMD"], 3);
+    assert_eq!(h.numbers["RVS_OP_ATTR_MAX"], 3);
     assert_eq!(h.numbers["RVS_CMD_ATTR_CONN"], 7);
     assert_eq!(h.numbers["RVS_CMD_ATTR_EXPIRE_NODEST_CONN"], 8);
     assert_eq!(h.numbers["RVS_CONN_ATTR_FWD_METHOD"], 11);

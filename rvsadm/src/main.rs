@@ -275,8 +275,9 @@ fn restore_atomic(t: &mut impl Transport, input: &mut dyn BufRead) -> Result<(),
         )));
     }
     let mut request = Vec::new();
-    // (offset of the change's attribute in `request`, line number, text).
-    let mut lines: Vec<(usize, usize, &str)> = Vec::new();
+    // (offset of the change's attribute in `request`, line number, text,
+    // what the line does, for the error).
+    let mut lines: Vec<(usize, usize, &str, Op)> = Vec::new();
     for (i, (line, cmd)) in text.iter().zip(parsed).enumerate() {
         let at = |cause: Error| Error::AtomicRestore {
             line: i + 1,
@@ -290,13 +291,13 @@ fn restore_atomic(t: &mut impl Transport, input: &mut dyn BufRead) -> Result<(),
             Command::DrainServer(..) => None,
             c => change_request(c).filter(|(_, nl_cmd, _)| msg::is_atomic_change(*nl_cmd)),
         };
-        let Some((_, nl_cmd, attrs)) = change else {
+        let Some((op, nl_cmd, attrs)) = change else {
             return Err(at(Error::Usage(UsageError(
                 "only -A -E -D -C -a -e -d (without --drain) can be part of an atomic restore"
                     .into(),
             ))));
         };
-        lines.push((request.len(), i + 1, line));
+        lines.push((request.len(), i + 1, line, op));
         request.extend_from_slice(&msg::apply_op(nl_cmd, &attrs));
     }
     t.apply(&request).map_err(|(cause, offset)| {
@@ -304,20 +305,13 @@ fn restore_atomic(t: &mut impl Transport, input: &mut dyn BufRead) -> Result<(),
         // then the 4 of the generic netlink header.
         let at = offset
             .and_then(|o| (o as usize).checked_sub(20))
-            .and_then(|o| lines.iter().rev().find(|(start, _, _)| *start <= o));
+            .and_then(|o| lines.iter().rev().find(|(start, ..)| *start <= o));
         match at {
-            Some((_, line, text)) => {
-                let op = cli::parse_restore_line(text)
-                    .ok()
-                    .flatten()
-                    .and_then(|c| change_request(&c))
-                    .map_or(Op::Restore, |(op, _, _)| op);
-                Error::AtomicRestore {
-                    line: *line,
-                    text: text.to_string(),
-                    cause: Box::new(Error::Failed { op, cause }),
-                }
-            }
+            Some((_, line, text, op)) => Error::AtomicRestore {
+                line: *line,
+                text: text.to_string(),
+                cause: Box::new(Error::Failed { op: *op, cause }),
+            },
             None => Error::Failed {
                 op: Op::Restore,
                 cause,

@@ -44,15 +44,16 @@
 #include "helpers.h"
 
 /*
- * Module parameter, as IPVS's: log2 of the bucket count of each network
- * namespace's connection table. A macro, so it lives here; the module's
+ * Module parameter, as IPVS's: log2 of the most buckets each network
+ * namespace's connection table may grow to (it starts at 256 and resizes
+ * with its entries). A macro, so it lives here; the module's
  * init checks the range (rvs_core::config::validate_conn_tab_bits).
  */
 #ifndef RVS_COMPANION	/* rvs_rs.ko (rvs/rs_helpers.c) has no parameters */
 static unsigned int conn_tab_bits = RVS_CONN_TAB_BITS_DEFAULT;
 module_param(conn_tab_bits, uint, 0444);
 MODULE_PARM_DESC(conn_tab_bits,
-		 "log2 of each network namespace's connection table size, 8 to 20 (default 18: 262144 buckets, 2 MiB)");
+		 "log2 of the most buckets each network namespace's connection table grows to, 8 to 24 (default 20: 1048576 buckets, 8 MiB at most)");
 #else
 static const unsigned int conn_tab_bits = RVS_CONN_TAB_BITS_DEFAULT;
 #endif
@@ -239,6 +240,11 @@ void rvs_init_delayed_work(struct delayed_work *dw, void (*fn)(struct work_struc
 bool rvs_queue_delayed_work(struct delayed_work *dw, unsigned long delay)
 {
 	return queue_delayed_work(system_long_wq, dw, delay);
+}
+
+bool rvs_mod_delayed_work(struct delayed_work *dw, unsigned long delay)
+{
+	return mod_delayed_work(system_long_wq, dw, delay);
 }
 
 struct delayed_work *rvs_to_delayed_work(struct work_struct *work)

@@ -12,7 +12,7 @@
 struct net;
 
 /* The conn_tab_bits module parameter's default. */
-#define RVS_CONN_TAB_BITS_DEFAULT 18
+#define RVS_CONN_TAB_BITS_DEFAULT 20
 unsigned int rvs_conn_tab_bits(void);
 bool rvs_ipvs_compat(void);
 
@@ -66,6 +66,7 @@ unsigned long rvs_jiffies(void);
 unsigned long rvs_hz(void);
 void rvs_init_delayed_work(struct delayed_work *dw, void (*fn)(struct work_struct *));
 bool rvs_queue_delayed_work(struct delayed_work *dw, unsigned long delay);
+bool rvs_mod_delayed_work(struct delayed_work *dw, unsigned long delay);
 struct delayed_work *rvs_to_delayed_work(struct work_struct *work);
 void rvs_cond_resched(void);
 

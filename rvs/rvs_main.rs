@@ -41,6 +41,7 @@ pub mod rvs_core {
     pub mod settings;
     pub mod svcattr;
     pub mod sync;
+    pub mod table_size;
     pub mod tcp_reset;
     pub mod tunnel;
     pub mod tunnel_icmp;

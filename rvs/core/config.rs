@@ -89,13 +89,14 @@ impl AddrFamily {
     }
 }
 
-/// Smallest `conn_tab_bits` (log2 of a namespace's connection table's
-/// bucket count; the module parameter): IPVS's lower bound.
+/// Smallest `conn_tab_bits` (log2 of the most buckets a namespace's
+/// connection table may grow to; the module parameter): IPVS's lower
+/// bound.
 pub const CONN_TAB_BITS_MIN: u32 = 8;
-/// Largest `conn_tab_bits`: 2^20 buckets are 8 MiB of pointers for each
-/// namespace that configures rvs (IPVS's one table, shared by all
-/// namespaces, may grow to 2^27 on 64-bit machines with the RAM for it).
-pub const CONN_TAB_BITS_MAX: u32 = 20;
+/// Largest `conn_tab_bits`: 2^24 buckets are 128 MiB of pointers, which a
+/// table reaches only with more than 2^23 connections (it grows with its
+/// entries, `table_size`); IPVS's limit is 20.
+pub const CONN_TAB_BITS_MAX: u32 = 24;
 
 /// Checks the `conn_tab_bits` module parameter: rvs refuses to load with
 /// a size it will not use, rather than silently clamping it as IPVS does.
@@ -105,7 +106,7 @@ pub fn validate_conn_tab_bits(bits: u32) -> Result<u32, ConfigError> {
     } else {
         Err(ConfigError::new(
             ERANGE,
-            c"conn_tab_bits must be from 8 to 20",
+            c"conn_tab_bits must be from 8 to 24",
         ))
     }
 }
@@ -406,7 +407,8 @@ mod tests {
         assert_eq!(validate_conn_tab_bits(8), Ok(8));
         assert_eq!(validate_conn_tab_bits(18), Ok(18));
         assert_eq!(validate_conn_tab_bits(20), Ok(20));
-        for bad in [0, 7, 21, 32, u32::MAX] {
+        assert_eq!(validate_conn_tab_bits(24), Ok(24));
+        for bad in [0, 7, 25, 32, u32::MAX] {
             let e = validate_conn_tab_bits(bad).unwrap_err();
             assert_eq!(e.errno, ERANGE);
         }

@@ -47,6 +47,7 @@ pub mod sctp;
 pub mod settings;
 pub mod svcattr;
 pub mod sync;
+pub mod table_size;
 pub mod tcp_reset;
 pub mod tunnel;
 pub mod tunnel_icmp;

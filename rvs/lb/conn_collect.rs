@@ -9,9 +9,11 @@
 #![forbid(unsafe_code)]
 
 use crate::lb::conn::Limits;
-use crate::lb::conn_table::{ConnTable, HINT_MAX_SECS, HINT_SHIFT};
+use crate::lb::conn_table::{ConnTable, HINT_MAX_SECS};
 use crate::rvs_core::defense;
 use crate::rvs_core::expiry::{before32, EntryView, Fate, NextLook, Pass};
+use crate::sys::chain::GROUP_SHIFT;
+use crate::sys::rcu::ReadGuard;
 use crate::sys::sched as ksched;
 use crate::sys::time::{jiffies, secs_to_jiffies};
 use core::sync::atomic::Ordering;
@@ -20,6 +22,9 @@ use core::sync::atomic::Ordering;
 /// again this much later (seconds; IPVS's `ip_vs_conn_expire` re-arms it
 /// for 60 s). Lookups see it all along.
 const TEMPLATE_REARM_SECS: u32 = 60;
+
+/// Hint groups looked at per read section.
+const GROUPS_PER_PASS: usize = 64;
 
 impl ConnTable {
     /// Removes expired entries; called every second from process context.
@@ -30,10 +35,11 @@ impl ConnTable {
     /// how many went (expired and evicted together).
     ///
     /// IPVS arms a timer per connection; rvs instead keeps, per group of
-    /// 16 buckets, the earliest time anything in it can expire (`hints`),
-    /// and looks only at groups that are due: a pass costs a read of 4,096
-    /// hints plus the entries actually expiring, not a walk of the whole
-    /// table (a 1M-entry table would otherwise be walked every second).
+    /// 16 buckets, the earliest time anything in it can expire (the
+    /// chains' marks), and looks only at groups that are due: a pass costs
+    /// a read of a hint per 16 buckets plus the entries actually expiring,
+    /// not a walk of the whole table (a 1M-entry table would otherwise be
+    /// walked every second).
     /// Every group is looked at at least every `HINT_MAX_SECS`, which also
     /// bounds how late an entry can be collected if a racing refresh made
     /// the hint err late. Evicting (`drop_entry`) and `nodest` need every
@@ -47,54 +53,66 @@ impl ConnTable {
         };
         let full = pass.dropping || nodest;
         let latest = (now as u32).wrapping_add(secs_to_jiffies(HINT_MAX_SECS) as u32);
-        let n = self.chains.len();
         let mut removed = 0;
         let mut evicted = 0u64;
-        for (group, hint) in self.hints.iter().enumerate() {
-            let seen = hint.load(Ordering::Acquire);
-            if !full && before32(now as u32, seen) {
-                continue;
+        // The resize runs in this same work, before the pass: the array
+        // does not change under it. Groups are looked at in batches, one
+        // read section each, yielding the CPU between batches.
+        let mut group = 0usize;
+        loop {
+            let g = ReadGuard::new();
+            let hints = self.chains.marks(&g);
+            if group >= hints.len() {
+                break;
             }
-            let mut next = NextLook::new(latest);
-            let first = group << HINT_SHIFT;
-            for b in first..n.min(first + (1 << HINT_SHIFT)) {
-                removed += self.sweep_bucket(b, |c| {
-                    let view = EntryView {
-                        template: c.template,
-                        expired: c.is_expired(now),
-                        dest_removed: c.dest.is_removed(),
-                        embryonic: c.is_embryonic(),
-                        idle: u64::from(c.idle(now)),
-                    };
-                    match pass.fate(&view) {
-                        Fate::Remove => return true,
-                        Fate::Evict => {
-                            evicted += 1;
-                            return true;
-                        }
-                        Fate::ClaimTemplate => {
-                            // Claim it (the table's reference) unless it
-                            // controls connections: then it lives on,
-                            // looked at again in a while.
-                            if c.try_claim() {
+            let last = hints.len().min(group + GROUPS_PER_PASS);
+            for (k, hint) in hints.iter().enumerate().take(last).skip(group) {
+                let seen = hint.load(Ordering::Acquire);
+                if !full && before32(now as u32, seen) {
+                    continue;
+                }
+                let mut next = NextLook::new(latest);
+                let first = k << GROUP_SHIFT;
+                for slot in first..first + (1 << GROUP_SHIFT) {
+                    removed += self.sweep_slot(&g, slot, |c| {
+                        let view = EntryView {
+                            template: c.template,
+                            expired: c.is_expired(now),
+                            dest_removed: c.dest.is_removed(),
+                            embryonic: c.is_embryonic(),
+                            idle: u64::from(c.idle(now)),
+                        };
+                        match pass.fate(&view) {
+                            Fate::Remove => return true,
+                            Fate::Evict => {
+                                evicted += 1;
                                 return true;
                             }
-                            let later = now.wrapping_add(secs_to_jiffies(TEMPLATE_REARM_SECS));
-                            c.expires.store(later, Ordering::Relaxed);
+                            Fate::ClaimTemplate => {
+                                // Claim it (the table's reference) unless it
+                                // controls connections: then it lives on,
+                                // looked at again in a while.
+                                if c.try_claim() {
+                                    return true;
+                                }
+                                let later = now.wrapping_add(secs_to_jiffies(TEMPLATE_REARM_SECS));
+                                c.expires.store(later, Ordering::Relaxed);
+                            }
+                            Fate::Keep => {}
                         }
-                        Fate::Keep => {}
-                    }
-                    next.note(c.expires.load(Ordering::Relaxed) as u32);
-                    false
-                });
+                        next.note(c.expires.load(Ordering::Relaxed) as u32);
+                        false
+                    });
+                }
+                // Fails if an expiry moved earlier meanwhile: that lower hint
+                // stays (only this worker ever raises a hint).
+                let _ =
+                    hint.compare_exchange(seen, next.at(), Ordering::Relaxed, Ordering::Relaxed);
             }
-            // Fails if an expiry moved earlier meanwhile: that lower hint
-            // stays (only this worker ever raises a hint).
-            let _ = hint.compare_exchange(seen, next.at(), Ordering::Relaxed, Ordering::Relaxed);
-            if group % 64 == 63 {
-                // Process context, no locks or read section held here.
-                ksched::cond_resched();
-            }
+            drop(g);
+            // Process context, no locks or read section held here.
+            ksched::cond_resched();
+            group = last;
         }
         self.evicted.fetch_add(evicted, Ordering::Relaxed);
         removed

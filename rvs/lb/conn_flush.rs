@@ -41,12 +41,17 @@ impl ConnTable {
     /// connections, then expiry now. Process context, no lock held.
     /// Returns how many connections ended (templates not counted).
     pub(crate) fn flush_matching(&self, net: &Net, doomed: impl Fn(&Conn) -> bool) -> u32 {
-        let n = self.chains.len();
+        // No resize meanwhile: every connection is met.
+        let _x = self.exclusive();
         let mut ended = 0u32;
         let mut first = 0;
-        while first < n {
-            let last = n.min(first + BUCKETS_PER_PASS);
+        loop {
             let g = ReadGuard::new();
+            let n = self.slots(&g);
+            if first >= n {
+                break;
+            }
+            let last = n.min(first + BUCKETS_PER_PASS);
             for b in first..last {
                 self.for_each_in(&g, b, |c| {
                     if doomed(c) {

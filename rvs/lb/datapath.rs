@@ -32,6 +32,7 @@ use crate::rvs_core::tunnel_icmp;
 use crate::sys::hooks::{HookHandler, HookPoint, Verdict};
 use crate::sys::inet::addr16;
 use crate::sys::netns::Net;
+use crate::sys::pernet::PernetState;
 use crate::sys::random;
 use crate::sys::rcu::ReadGuard;
 use crate::sys::skb::{self, Skb};
@@ -244,6 +245,13 @@ fn request(
             }
         }
     };
+    if new_conn && conns.wants_resize() {
+        // Past the table's growth point: the namespace's work resizes it
+        // now rather than at its next tick.
+        if let Some(p) = NetState::of(net) {
+            p.expedite_work();
+        }
+    }
     let dir = if conn.fwd.replies_bypass_director() {
         Dir::InputOnly
     } else {

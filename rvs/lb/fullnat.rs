@@ -82,10 +82,10 @@ impl Tuple {
 }
 
 impl ConnTable {
-    /// The port table's bucket of a local address and port.
-    fn port_bucket(&self, af: AddrFamily, protocol: u8, laddr: &[u8; 16], lport: u16) -> usize {
+    /// The port table's hash of a local address and port.
+    fn port_hash(&self, af: AddrFamily, protocol: u8, laddr: &[u8; 16], lport: u16) -> u32 {
         let h = hash::conn_hash(&self.key, protocol, laddr, lport);
-        hash::bucket(h.wrapping_add(u64::from(af.to_u16())), self.port_bits)
+        h.wrapping_add(u64::from(af.to_u16())) as u32
     }
 
     /// Takes a free local port for a new FullNAT connection to `dest` and
@@ -103,13 +103,11 @@ impl ConnTable {
         let (min, max) = req.range;
         let mut control = control;
         for lport in port_candidates(min, max, random::u32(), PORT_TRIES) {
-            let b = self.port_bucket(t.af, t.protocol, &req.laddr, lport);
-            let guard = self.ports.lock(b)?;
-            let taken = self.ports.iter(g, b).is_some_and(|mut chain| {
-                chain.any(|e| {
-                    e.tuple
-                        .is_port(t.af, t.protocol, &req.laddr, lport, &t.daddr, t.dport)
-                })
+            let h = self.port_hash(t.af, t.protocol, &req.laddr, lport);
+            let guard = self.ports.lock(g, h);
+            let taken = self.ports.iter(g, h).any(|e| {
+                e.tuple
+                    .is_port(t.af, t.protocol, &req.laddr, lport, &t.daddr, t.dport)
             });
             if taken {
                 continue;
@@ -134,9 +132,9 @@ impl ConnTable {
                 control.take(),
             );
             // Counted: the connection will hold a reference.
-            let entry = NewEntry::new(fresh, u32::try_from(b).unwrap_or(u32::MAX), true)?;
+            let entry = NewEntry::new(fresh, true)?;
             self.ports_count.fetch_add(1, Ordering::Relaxed);
-            return Some(guard.push_front(g, entry));
+            return Some(guard.push_front(entry));
         }
         self.no_port(req);
         None
@@ -170,9 +168,8 @@ impl ConnTable {
     /// memory goes with the last holder. Called when its connection leaves
     /// the table, or was never inserted.
     pub(crate) fn release_port(&self, port: &ConnEntry) {
-        let Some(guard) = self.ports.lock(port.bucket() as usize) else {
-            return;
-        };
+        let g = ReadGuard::new();
+        let guard = self.ports.lock(&g, port.hash());
         // The holder's reference keeps `port` from being freed and its
         // memory reused, so an address match is that entry.
         guard.unlink_where(
@@ -201,10 +198,10 @@ impl ConnTable {
         if self.ports_count.load(Ordering::Relaxed) == 0 {
             return None;
         }
-        let b = self.port_bucket(af, protocol, laddr, lport);
+        let h = self.port_hash(af, protocol, laddr, lport);
         let port = self
             .ports
-            .iter(g, b)?
+            .iter(g, h)
             .find(|e| e.tuple.is_port(af, protocol, laddr, lport, raddr, rport))?;
         let (caddr, cport) = (port.tuple.vaddr, port.tuple.vport);
         self.lookup_holder(g, af, protocol, &caddr, cport, port)

@@ -222,7 +222,7 @@ impl<const SYNC: bool> ProcRecords for IpVsConn<SYNC> {
     fn slots(net: &Net) -> usize {
         NetState::of(net)
             .and_then(|ns| ns.conns())
-            .map_or(0, |c| c.size() as usize)
+            .map_or(0, |c| c.slots(&ReadGuard::new()))
     }
 
     fn show_slot(net: &Net, slot: usize, out: &mut SeqText<'_>) -> fmt::Result {

@@ -20,6 +20,7 @@ use crate::lb::sync::SyncDaemons;
 use crate::rvs_core::config::AddrFamily;
 use crate::rvs_core::proto::Timeouts;
 use crate::rvs_core::settings::{self, Setting};
+use crate::rvs_core::table_size;
 use crate::sys::netdev::DeviceHandler;
 use crate::sys::netns::Net;
 use crate::sys::param;
@@ -78,6 +79,9 @@ pub(crate) struct NetState {
     last_estimate: [AtomicU64; 2],
     /// Collector runs so far: picks the half whose rates are estimated.
     ticks: AtomicU64,
+    /// Jiffies of the next collector pass: a run of the work brought
+    /// forward to resize the connection table only resizes.
+    next_pass: AtomicU64,
     /// The earliest drain deadline (jiffies) the collector must act on;
     /// 0 for none (`lb::drain`).
     pub(super) next_drain: AtomicU64,
@@ -171,10 +175,11 @@ impl NetState {
         self.services.for_each_dest(&ctl, |d, w| d.route.forget(w));
     }
 
-    /// Size of the connection table in buckets (before activation, the
-    /// size it will have).
+    /// Size of the connection table in buckets now (before activation,
+    /// the size it will start with).
     pub(crate) fn conn_tab_size(&self) -> u32 {
-        self.conns().map_or(1 << conn_tab_bits(), |c| c.size())
+        self.conns()
+            .map_or(1 << table_size::MIN_BITS.min(conn_tab_bits()), |c| c.size())
     }
 
     /// The flood settings (`conn_max`, `drop_entry`, `secure_tcp`) now.
@@ -195,6 +200,22 @@ impl NetState {
     }
 
     fn collect(this: &Pernet<Self>) {
+        // A resize first, before the pass: the collector walks the array
+        // it leaves.
+        if let Some(conns) = this.conns() {
+            conns.resize_if_due();
+        }
+        let now = time::jiffies();
+        let due = this.next_pass.load(Ordering::Relaxed);
+        if (due.wrapping_sub(now) as i64) > 0 {
+            // Brought forward for the resize: the pass keeps its time.
+            this.schedule_work(due.wrapping_sub(now));
+            return;
+        }
+        this.next_pass.store(
+            now.wrapping_add(time::secs_to_jiffies(GC_PERIOD_SECS)),
+            Ordering::Relaxed,
+        );
         if let Some(conns) = this.conns() {
             let nodest = this.setting(Setting::ExpireNodestConn) != 0;
             let n = conns.collect(this.limits(), nodest);
@@ -242,6 +263,7 @@ impl PernetState for NetState {
                 collected: AtomicU32::new(0),
                 last_estimate: [(); 2].map(|()| AtomicU64::new(time::jiffies())),
                 ticks: AtomicU64::new(0),
+                next_pass: AtomicU64::new(0),
                 next_drain: AtomicU64::new(0),
                 guarded,
                 sync <- SyncDaemons::new(),

@@ -179,9 +179,10 @@ pub(crate) struct Flows {
 impl Flows {
     /// Empty tables.
     pub(crate) fn new() -> Result<Self> {
-        let n = 1usize << BITS;
-        let wire = ChainTable::new(n, STRIPES, || new_spinlock!((), "rvs_rs_wire_bucket"))?;
-        let client = ChainTable::new(n, STRIPES, || new_spinlock!((), "rvs_rs_client_bucket"))?;
+        let wire = ChainTable::new(BITS, STRIPES, 0, || new_spinlock!((), "rvs_rs_wire_bucket"))?;
+        let client = ChainTable::new(BITS, STRIPES, 0, || {
+            new_spinlock!((), "rvs_rs_client_bucket")
+        })?;
         let mut key = [0u8; 16];
         random::fill(&mut key);
         Ok(Self {
@@ -197,14 +198,12 @@ impl Flows {
         self.count.load(Relaxed)
     }
 
-    fn wire_bucket(&self, k: &FlowKey) -> usize {
-        let h = hash::conn_hash_tuple(&self.key, IPPROTO_TCP, &k.daddr, k.dport, &k.raddr, k.rport);
-        hash::bucket(h, BITS)
+    fn wire_hash(&self, k: &FlowKey) -> u32 {
+        hash::conn_hash_tuple(&self.key, IPPROTO_TCP, &k.daddr, k.dport, &k.raddr, k.rport) as u32
     }
 
-    fn client_bucket(&self, k: &FlowKey) -> usize {
-        let h = hash::conn_hash_tuple(&self.key, IPPROTO_TCP, &k.caddr, k.cport, &k.raddr, k.rport);
-        hash::bucket(h, BITS)
+    fn client_hash(&self, k: &FlowKey) -> u32 {
+        hash::conn_hash_tuple(&self.key, IPPROTO_TCP, &k.caddr, k.cport, &k.raddr, k.rport) as u32
     }
 
     /// The live connection of a packet from the director (wire tuple of
@@ -219,7 +218,7 @@ impl Flows {
             return None;
         }
         self.wire
-            .iter(g, self.wire_bucket(k))?
+            .iter(g, self.wire_hash(k))
             .find(|f| f.wire_is(k) && f.is_live(now))
             .map(|e| &**e)
     }
@@ -236,7 +235,7 @@ impl Flows {
             return None;
         }
         self.client
-            .iter(g, self.client_bucket(k))?
+            .iter(g, self.client_hash(k))
             .filter(|l| l.client_is(k))
             .filter_map(|l| l.flow.get(g))
             .find(|f| f.is_live(now))
@@ -263,15 +262,13 @@ impl Flows {
         max: u32,
         now: u64,
     ) -> Opened<'g> {
-        let wb = self.wire_bucket(k);
+        let wh = self.wire_hash(k);
         let flow = {
-            let Some(bucket) = self.wire.lock(wb) else {
-                return Opened::NoMemory;
-            };
+            let bucket = self.wire.lock(g, wh);
             let old = self
                 .wire
-                .iter(g, wb)
-                .and_then(|mut c| c.find(|f| f.wire_is(k) && f.is_live(now)));
+                .iter(g, wh)
+                .find(|f| f.wire_is(k) && f.is_live(now));
             if let Some(old) = old {
                 let same = old.mode == mode
                     && old.key.cport == k.cport
@@ -299,16 +296,15 @@ impl Flows {
                 closing: AtomicBool::new(false),
                 dead: AtomicBool::new(false),
             };
-            let Some(entry) = NewEntry::new(fresh, u32::try_from(wb).unwrap_or(u32::MAX), true)
-            else {
+            let Some(entry) = NewEntry::new(fresh, true) else {
                 return Opened::NoMemory;
             };
             self.count.fetch_add(1, Relaxed);
-            bucket.push_front(g, entry)
+            bucket.push_front(entry)
         };
         // The replies' way to it. A connection that cannot have one is of
         // no use: dead, collected with the others.
-        let cb = self.client_bucket(k);
+        let ch = self.client_hash(k);
         let link = EntryRef::new(flow).and_then(|r| {
             NewEntry::new(
                 Link {
@@ -319,14 +315,14 @@ impl Flows {
                     cport: k.cport,
                     flow: RefSlot::new(Some(r)),
                 },
-                u32::try_from(cb).unwrap_or(u32::MAX),
                 false,
             )
         });
-        let (Some(link), Some(bucket)) = (link, self.client.lock(cb)) else {
+        let Some(link) = link else {
             flow.dead.store(true, Relaxed);
             return Opened::NoMemory;
         };
+        let bucket = self.client.lock(g, ch);
         // To the stack, an older connection of the same client tuple is
         // this one (same peer, same port): the newest wins.
         bucket.unlink_where(
@@ -338,7 +334,7 @@ impl Flows {
                 drop(l.flow.take());
             },
         );
-        bucket.push_front(g, link);
+        bucket.push_front(link);
         Opened::New(flow)
     }
 
@@ -347,11 +343,11 @@ impl Flows {
     pub(crate) fn collect(&self, now: u64, all: bool) -> u32 {
         let g = ReadGuard::new();
         let mut gone = 0;
-        for b in 0..self.client.len() {
-            if self.client.looks_empty(b) != Some(false) {
+        for b in 0..self.client.slots(&g) {
+            if self.client.looks_empty(&g, b) != Some(false) {
                 continue;
             }
-            if let Some(bucket) = self.client.lock(b) {
+            if let Some(bucket) = self.client.lock_slot(&g, b) {
                 bucket.unlink_where(
                     |l| all || l.flow.get(&g).map_or(true, |f| !f.is_live(now)),
                     // The flow's reference goes now, not from an RCU
@@ -360,11 +356,11 @@ impl Flows {
                 );
             }
         }
-        for b in 0..self.wire.len() {
-            if self.wire.looks_empty(b) != Some(false) {
+        for b in 0..self.wire.slots(&g) {
+            if self.wire.looks_empty(&g, b) != Some(false) {
                 continue;
             }
-            if let Some(bucket) = self.wire.lock(b) {
+            if let Some(bucket) = self.wire.lock_slot(&g, b) {
                 gone += bucket.unlink_where(
                     |f| all || !f.is_live(now),
                     |_| {

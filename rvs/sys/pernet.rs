@@ -186,6 +186,17 @@ impl<T: PernetState> Pernet<T> {
         unsafe { ffi::rvs_queue_delayed_work(self.work.get(), delay as _) };
     }
 
+    /// Runs the node's work as soon as possible (a queued run is brought
+    /// forward; a running one runs again after). Any context.
+    pub(crate) fn expedite_work(&self) {
+        if self.stopping.load(Ordering::Relaxed) {
+            return;
+        }
+        // SAFETY: as in `schedule_work`; `mod_delayed_work` may be called
+        // from softirq (it disables interrupts around the timer).
+        unsafe { ffi::rvs_mod_delayed_work(self.work.get(), 0) };
+    }
+
     /// Waits for a running work and cancels a queued one (process context).
     pub(crate) fn cancel_work(&self) {
         // SAFETY: `work` was initialized with the node (invariant). After

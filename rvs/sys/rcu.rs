@@ -88,6 +88,15 @@ pub(crate) fn barrier() {
     unsafe { ffi::rcu_barrier() };
 }
 
+/// Waits for a grace period: every read-side section (and every section
+/// with bottom halves or preemption off) that began before the call has
+/// ended when it returns. Process context only: it sleeps.
+pub(crate) fn synchronize() {
+    // SAFETY: no memory-safety preconditions; callers are in sleepable
+    // context (checked by `might_sleep` on debug kernels).
+    unsafe { ffi::synchronize_rcu() };
+}
+
 /// A value with its `rcu_head`, freed by an RCU callback.
 #[repr(C)]
 struct Node<T> {

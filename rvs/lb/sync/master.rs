@@ -289,13 +289,18 @@ impl Master {
         let Some(conns) = ns.conns() else {
             return 0;
         };
-        let size = conns.size() as usize;
+        // No resize meanwhile: every connection is sent once.
+        let _x = conns.exclusive();
         let mut n = 0u64;
         let mut bucket = 0usize;
-        while bucket < size {
-            let end = bucket.saturating_add(RESYNC_BUCKETS).min(size);
-            {
+        loop {
+            let end = {
                 let g = ReadGuard::new();
+                let size = conns.slots(&g);
+                if bucket >= size {
+                    break;
+                }
+                let end = bucket.saturating_add(RESYNC_BUCKETS).min(size);
                 let now = jiffies();
                 for b in bucket..end {
                     conns.for_each_in(&g, b, |c| {
@@ -308,7 +313,8 @@ impl Master {
                         }
                     });
                 }
-            }
+                end
+            };
             bucket = end;
             self.send_queued(sock, false, true);
             if should_stop() {

@@ -21,6 +21,9 @@
 #   RVS_BENCH_PKTS=100000  packets per director-cost measurement (pktgen)
 #   RVS_BENCH_CONNS=1048576  entries in the big connection table (conntab)
 #   RVS_BENCH_SCENARIOS="nat-tcp-1 nat-tcp-8 dr-tcp-1 tun-tcp-1 conn-rate udp-nat udp-dr udp-cost udp6-cost conntab ctl"
+#   RVS_BENCH_ENGINES="ipvs rvs"  engines measured (e.g. "rvs" alone for a
+#                          scenario that compares rvs with itself)
+#   RVS_BENCH_RVS_PARAMS=  rvs.ko's module parameters, e.g. "conn_tab_bits=22"
 #   RVS_BENCH_QUICK=1      smoke mode: 1 round, 1 s samples, small counts, scenarios
 #                          nat-tcp-1 conntab ctl
 #   RVS_VM_ICOUNT=1        (set by qemu/run under instruction counting; needs 1 vCPU)
@@ -333,6 +336,11 @@ IP
       # CONNS entries in the connection table (same 1,000 measured flows),
       # and kernel memory per entry (slab growth over the fill).
       pkt_topo ct -m
+      # rvs refuses entries past conn_max (default 2^20): not a limit of
+      # the table's, so it is raised for larger fills.
+      if [ "$ADM" = rvsadm ] && [ "$CONNS" -gt $((1048576 - 2000)) ]; then
+        adm_ok "$LB" --set-option conn_max=$((CONNS + 4096))
+      fi
       lo=$(int_ip $FLOW0) hi=$(int_ip $((FLOW0 + 999)))
       pktgen_send 1000 $VIP "$lo" "$hi"
       base=$(cost 10.0.1.1 "$lo" "$hi")
@@ -491,7 +499,8 @@ engine_up() {
       modprobe ip_vs && modprobe ip_vs_rr ;;
     rvs)
       ipvs_loaded && { echo "in-vm.sh: ip_vs still loaded" >&2; return 1; }
-      insmod "$RVS_ROOT/rvs.ko" ;;
+      # shellcheck disable=SC2086 # parameters, one word each
+      insmod "$RVS_ROOT/rvs.ko" ${RVS_BENCH_RVS_PARAMS:-} ;;
   esac
 }
 engine_down() {
@@ -531,7 +540,7 @@ status=0
 errf=$(mktemp -p "${RVS_SCRATCH:-/tmp}" rvs-bench-err.XXXXXX) || errf=/dev/null
 for scen in $SCENARIOS; do
   for r in $(seq 1 "$ROUNDS"); do
-    for eng in ipvs rvs; do
+    for eng in ${RVS_BENCH_ENGINES:-ipvs rvs}; do
       [ $eng = ipvs ] && adm=ipvsadm || adm=rvsadm
       start=$(date +%s%N)
       if engine_up $eng; then

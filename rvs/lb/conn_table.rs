@@ -71,6 +71,9 @@ pub(crate) struct ConnTable {
     grow_at: AtomicU32,
     /// An early resize was asked for and has not run yet.
     resize_asked: AtomicBool,
+    /// A connection of a client on the director was made (sticky): only
+    /// then can a NAT reply reach LOCAL_IN.
+    local_clients: AtomicBool,
     pub(super) key: SipKey,
     pub(super) count: AtomicU32,
     /// New connections refused because the table was full or memory short.
@@ -126,6 +129,7 @@ impl ConnTable {
             max_bits,
             grow_at: AtomicU32::new(table_size::grow_at(bits, max_bits)),
             resize_asked: AtomicBool::new(false),
+            local_clients: AtomicBool::new(false),
             ports,
             port_max_bits,
             ports_count: AtomicU32::new(0),
@@ -148,6 +152,20 @@ impl ConnTable {
     pub(crate) fn wants_resize(&self) -> bool {
         self.count() > self.grow_at.load(Ordering::Relaxed)
             && !self.resize_asked.swap(true, Ordering::Relaxed)
+    }
+
+    /// Notes a connection of a client on the director (made at LOCAL_OUT).
+    pub(crate) fn note_local_client(&self) {
+        if !self.local_clients.load(Ordering::Relaxed) {
+            self.local_clients.store(true, Ordering::Release);
+        }
+    }
+
+    /// Whether a connection of a client on the director was ever made, so
+    /// that replies to it may come to LOCAL_IN. A reply cannot overtake
+    /// its request, which leaves after [`Self::note_local_client`].
+    pub(crate) fn may_have_local_clients(&self) -> bool {
+        self.local_clients.load(Ordering::Acquire)
     }
 
     /// Resizes the connection and port tables if their entry counts left

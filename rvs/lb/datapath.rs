@@ -245,6 +245,10 @@ fn request(
             }
         }
     };
+    if new_conn && point == HookPoint::LocalOutRequest {
+        // Before the request leaves: its replies come back to LOCAL_IN.
+        conns.note_local_client();
+    }
     if new_conn && conns.wants_resize() {
         // Past the table's growth point: the namespace's work resizes it
         // now rather than at its next tick.
@@ -811,6 +815,12 @@ fn reply(
     pkt: &Packet,
     g: &ReadGuard,
 ) -> Verdict {
+    // At LOCAL_IN, a NAT reply is one to a client on the director: none
+    // can come before such a client's first connection, and every request
+    // to a VIP passes here first, so the lookup is skipped until then.
+    if point == HookPoint::LocalInReply && !conns.may_have_local_clients() {
+        return fullnat_reply(ns, conns, net, skb, pkt, g);
+    }
     let (daddr, caddr) = (&pkt.ip.saddr, &pkt.ip.daddr);
     let Some(conn) = conns.lookup_out(
         g,

@@ -329,6 +329,19 @@ while True:
   wait_listen "$1" udp "$3"
 }
 
+# drop_udp_port NS PORT: UDP datagrams to PORT end at NS's prerouting,
+# without an ICMP port unreachable (flows that only fill a table).
+drop_udp_port() {
+  ip netns exec "$1" nft -f - <<NFT || fail "nft on $1"
+table ip sink {
+  chain pre {
+    type filter hook prerouting priority -300;
+    udp dport $2 drop
+  }
+}
+NFT
+}
+
 # serve_sink NS PORT OUTFILE [6]: accepts one TCP connection (over IPv6
 # with 6) in NS and writes
 # what it receives to OUTFILE; its pid is in SINK_PID (see sink_wait).

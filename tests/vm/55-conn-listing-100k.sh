@@ -14,17 +14,7 @@ topo_nat big 2
 # for 100,000 under TCG, rvs's dump 8 s): 20,000 there check the same
 # semantics.
 if [ "$ADM" = rvsadm ]; then N=${RVS_LIST_FLOWS:-100000}; else N=${RVS_LIST_FLOWS:-20000}; fi
-for i in 1 2; do
-  # No ICMP port unreachable from the real servers: drop the datagrams.
-  ip netns exec "${RS[$i]}" nft -f - <<'NFT' || fail "nft on ${RS[$i]}"
-table ip sink {
-  chain pre {
-    type filter hook prerouting priority -300;
-    udp dport 53 drop
-  }
-}
-NFT
-done
+for i in 1 2; do drop_udp_port "${RS[$i]}" 53; done
 adm_ok "$LB" --set 0 0 3600
 adm_ok "$LB" -A -u $VIP:53 -s rr
 for i in 1 2; do adm_ok "$LB" -a -u $VIP:53 -r ${RIP[$i]}:53 -m; done

@@ -38,15 +38,7 @@ for i in 1 2; do
   ip netns exec "${RS[$i]}" python3 "$RVS_ROOT/tests/py/resize_probe.py" serve 80 rs$i </dev/null >/dev/null 2>&1 &
   bg_track $!
   wait_listen "${RS[$i]}" tcp 80
-  # The flows' datagrams end here, without an ICMP answer.
-  ip netns exec "${RS[$i]}" nft -f - <<'NFT' || fail "nft on ${RS[$i]}"
-table ip sink {
-  chain pre {
-    type filter hook prerouting priority -300;
-    udp dport 53 drop
-  }
-}
-NFT
+  drop_udp_port "${RS[$i]}" 53
 done
 # UDP entries outlive the test's slowest step (the flows on a debug
 # kernel); --flush-conns ends them when the test says.

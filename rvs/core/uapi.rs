@@ -232,7 +232,8 @@ uapi_consts! {
     RVS_INFO_ATTR_CONN_FLUSHED: u16 = 9;
     RVS_INFO_ATTR_FULLNAT_NO_PORT: u16 = 10;
     RVS_INFO_ATTR_ENAT_NO_ROOM: u16 = 11;
-    RVS_INFO_ATTR_MAX: u16 = 11;
+    RVS_INFO_ATTR_CONN_TAB_MAX: u16 = 12;
+    RVS_INFO_ATTR_MAX: u16 = 12;
 }
 
 /// Size in bytes of `struct rvs_flags { __u32 flags; __u32 mask; }`.

@@ -517,6 +517,7 @@ fn get_info(req: &Request<'_>) -> Result {
     let msg = reply.msg();
     msg.put_u32(RVS_INFO_ATTR_VERSION, RVS_VERSION_CODE)?;
     msg.put_u32(RVS_INFO_ATTR_CONN_TAB_SIZE, ns.conn_tab_size())?;
+    msg.put_u32(RVS_INFO_ATTR_CONN_TAB_MAX, ns.conn_tab_max())?;
     if let Some(conns) = ns.conns() {
         let pad = RVS_INFO_ATTR_PAD;
         msg.put_u32(RVS_INFO_ATTR_CONN_COUNT, conns.count())?;

@@ -182,6 +182,12 @@ impl NetState {
             .map_or(1 << table_size::MIN_BITS.min(conn_tab_bits()), |c| c.size())
     }
 
+    /// The most buckets the connection table may grow to
+    /// (`2^conn_tab_bits`).
+    pub(crate) fn conn_tab_max(&self) -> u32 {
+        1u32.checked_shl(conn_tab_bits()).unwrap_or(u32::MAX)
+    }
+
     /// The flood settings (`conn_max`, `drop_entry`, `secure_tcp`) now.
     pub(crate) fn limits(&self) -> Limits {
         Limits {

@@ -307,6 +307,9 @@ enum rvs_info_attr {
 					 * retransmitted SYNs count each) */
 	RVS_INFO_ATTR_ENAT_NO_ROOM,	/* 11: u64 client SYNs of ENAT connections dropped:
 					 * no room in their TCP header for the option */
+	RVS_INFO_ATTR_CONN_TAB_MAX,	/* 12: u32 the most buckets the connection table
+					 * grows to (2^conn_tab_bits; CONN_TAB_SIZE is
+					 * its size now) */
 	__RVS_INFO_ATTR_MAX,
 };
 #define RVS_INFO_ATTR_MAX (__RVS_INFO_ATTR_MAX - 1)

@@ -713,6 +713,7 @@ pub fn parse_dest(buf: &[u8], svc_af: u16) -> Result<Dest, ParseError> {
 pub fn parse_info(attrs: &[u8]) -> Result<Info, ParseError> {
     let mut version = None;
     let mut size = 0;
+    let mut conn_tab_max = None;
     let mut conns: Option<ConnCounters> = None;
     let mut vip_guarded = None;
     let mut conn_flushed = None;
@@ -723,6 +724,9 @@ pub fn parse_info(attrs: &[u8]) -> Result<Info, ParseError> {
         match ty {
             uapi::RVS_INFO_ATTR_VERSION => version = Some(get_u32(p, "info VERSION")?),
             uapi::RVS_INFO_ATTR_CONN_TAB_SIZE => size = get_u32(p, "info CONN_TAB_SIZE")?,
+            uapi::RVS_INFO_ATTR_CONN_TAB_MAX => {
+                conn_tab_max = Some(get_u32(p, "info CONN_TAB_MAX")?)
+            }
             uapi::RVS_INFO_ATTR_CONN_COUNT => {
                 conns.get_or_insert_default().count = get_u32(p, "info CONN_COUNT")?
             }
@@ -752,6 +756,7 @@ pub fn parse_info(attrs: &[u8]) -> Result<Info, ParseError> {
         Some(version) => Ok(Info {
             version,
             conn_tab_size: size,
+            conn_tab_max,
             conns,
             vip_guarded,
             conn_flushed,
@@ -1354,8 +1359,21 @@ mod tests {
         let info = parse_info(&buf).unwrap();
         assert_eq!(info.version_string(), "1.2.1");
         assert_eq!(info.conn_tab_size, 4096);
+        assert_eq!(info.conn_tab_max, None, "absent from older modules");
         assert_eq!(info.conns, None, "no counters before the first service");
         assert!(parse_info(&attr(2, &ne32(1))).is_err());
+        let grown = [
+            attr(1, &ne32(0x010201)),
+            attr(2, &ne32(256)),
+            attr(12, &ne32(1 << 20)),
+        ]
+        .concat();
+        let info = parse_info(&grown).unwrap();
+        assert_eq!(
+            (info.conn_tab_size, info.conn_tab_max),
+            (256, Some(1 << 20))
+        );
+        assert!(parse_info(&[attr(1, &ne32(0x010201)), attr(12, &[0; 8])].concat()).is_err());
 
         let counters = [
             attr(1, &ne32(0x010201)),

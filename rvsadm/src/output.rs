@@ -676,6 +676,9 @@ pub fn format_flushed_json(n: u64) -> String {
 struct JsonTable<'a> {
     version: String,
     conn_tab_size: u32,
+    /// The most buckets the table may grow to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    conn_tab_max: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     conn_table: Option<JsonConns>,
     /// Packets the VIP port guard dropped or refused.
@@ -814,6 +817,7 @@ pub fn format_json(info: &Info, entries: &[Entry]) -> String {
     let table = JsonTable {
         version: info.version_string(),
         conn_tab_size: info.conn_tab_size,
+        conn_tab_max: info.conn_tab_max,
         conn_table: info.conns.map(|c| JsonConns {
             count: c.count,
             memory_bytes: c.memory,
@@ -955,6 +959,7 @@ mod tests {
         Info {
             version: 0x010201,
             conn_tab_size: 4096,
+            conn_tab_max: None,
             conns: None,
             vip_guarded: None,
             conn_flushed: None,
@@ -1336,6 +1341,11 @@ SCTP [2001:db8::1]:5672 sh persistent 60 mask 64\n\
             format_json(&info(), &[]),
             "{\"version\":\"1.2.1\",\"conn_tab_size\":4096,\"services\":[]}\n"
         );
+        let mut i = info();
+        i.conn_tab_max = Some(1 << 20);
+        assert!(format_json(&i, &[]).starts_with(
+            "{\"version\":\"1.2.1\",\"conn_tab_size\":4096,\"conn_tab_max\":1048576,"
+        ));
     }
 
     #[test]

@@ -488,6 +488,9 @@ pub struct Info {
     /// Version code, e.g. 0x010201 for 1.2.1.
     pub version: u32,
     pub conn_tab_size: u32,
+    /// The most buckets the table may grow to (rvs addition; absent from
+    /// older modules).
+    pub conn_tab_max: Option<u32>,
     /// The connection table's counters (rvs addition; absent before the
     /// namespace's first service).
     pub conns: Option<ConnCounters>,

@@ -23,6 +23,8 @@ import json, sys
 t = json.load(sys.stdin)
 print(t["conn_tab_size"], (t.get("conn_table") or {}).get("count", 0))'
 }
+# The most buckets it grows to (2^conn_tab_bits).
+tab_max() { adm "$LB" -L -n --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["conn_tab_max"])'; }
 # wait_size WANT SECS: until the table has WANT buckets.
 wait_size() {
   local i
@@ -51,6 +53,7 @@ for i in 1 2; do
 done
 read -r size count < <(size_count)
 assert_eq "$size" 256 "a new namespace's table"
+assert_eq "$(tab_max)" 1048576 "the ceiling, conn_tab_bits 20 (the default)"
 
 ip netns exec "$CL" python3 "$RVS_ROOT/tests/py/resize_probe.py" hold $VIP 80 40 "$TEST_TMP/stop" \
   >"$TEST_TMP/probe.out" 2>"$TEST_TMP/probe.err" </dev/null &
@@ -123,4 +126,5 @@ sleep 2
 read -r size count < <(size_count)
 log "ceiling 2^9: $size buckets for $count entries"
 assert_eq "$size" 512 "the table at its ceiling (conn_tab_bits=9)"
+assert_eq "$(tab_max)" 512 "the ceiling the listing gives, conn_tab_bits 9"
 pass "grew to $N flows and shrank back under $rounds rounds of $trips round trips, none lost; the ceiling holds"

@@ -228,10 +228,11 @@ fn check_reply(p: &[u8]) -> Result<u8, String> {
         // memory, refused and evicted counters (u64), their pad, the VIP
         // port guard's count, the connections flushed, the FullNAT
         // connections dropped for want of a local port and the ENAT SYNs
-        // dropped for want of room for the option (u64).
+        // dropped for want of room for the option (u64), the table's
+        // ceiling (u32).
         RVS_CMD_GET_INFO => walk_attrs(attrs, |kind, v| {
             let want = match kind & NLA_TYPE_MASK {
-                1..=3 => 4,
+                1..=3 | 12 => 4,
                 4..=6 | 8..=11 => 8,
                 7 => 0,
                 _ => return Err(format!("unknown GET_INFO attribute {kind}")),

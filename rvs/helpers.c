@@ -25,6 +25,7 @@
 #include <linux/icmpv6.h>
 #include <net/icmp.h>
 #include <net/route.h>
+#include <net/xfrm.h>
 #include <net/dst.h>
 #include <net/netfilter/nf_conntrack.h>
 #include <net/netfilter/nf_conntrack_core.h>
@@ -417,6 +418,124 @@ void rvs_skb_forward_prepare(struct sk_buff *skb)
 	skb_forward_csum(skb);
 	if (skb->dev)
 		skb_clear_tstamp(skb);
+}
+
+/* The network layer of a packet at a device's ingress hook, if the fast
+ * path may take it: 4 (IPv4) or 6 (IPv6); 0 for anything not addressed to
+ * this host at the link layer, VLAN-tagged, or received by a device whose
+ * frames belong to an upper device (bridge, bond, macvlan: rx_handler). */
+int rvs_skb_ingress_family(const struct sk_buff *skb)
+{
+	if (skb->pkt_type != PACKET_HOST || skb_vlan_tag_present(skb) ||
+	    rcu_access_pointer(skb->dev->rx_handler))
+		return 0;
+	if (skb->protocol == htons(ETH_P_IP))
+		return 4;
+	if (skb->protocol == htons(ETH_P_IPV6))
+		return 6;
+	return 0;
+}
+
+/* Sends a packet that the ingress hook rewrote along its attached route,
+ * as ip_forward_finish and ip6_forward_finish do (dst_output: POSTROUTING,
+ * fragmentation of GSO segments, the neighbour), with the control block
+ * the IP layer expects of a forwarded packet. */
+int rvs_fast_output(struct net *net, struct sk_buff *skb, bool v6)
+{
+	memset(skb->cb, 0, sizeof(skb->cb));
+	if (v6)
+		IP6CB(skb)->flags = IP6SKB_FORWARDED;
+	else
+		IPCB(skb)->flags = IPSKB_FORWARDED;
+	return dst_output(net, NULL, skb);
+}
+
+/* Routes a packet at the ingress hook as ip_rcv_finish and ip6_rcv_finish
+ * would (same lookup keys: addresses, TOS or flow label, input device,
+ * mark), and returns the forwarding MTU if the route forwards it (unicast,
+ * not local, forwarding on); else 0, with no route left attached. */
+unsigned int rvs_fast_route_input(struct sk_buff *skb, bool v6)
+{
+	struct dst_entry *dst;
+
+	if (!v6) {
+		const struct iphdr *iph = ip_hdr(skb);
+
+		if (ip_route_input_noref(skb, iph->daddr, iph->saddr, iph->tos,
+					 skb->dev))
+			goto none;
+		if (skb_rtable(skb)->rt_type != RTN_UNICAST ||
+		    (skb_rtable(skb)->rt_flags & RTCF_LOCAL))
+			goto none;
+		return ip_dst_mtu_maybe_forward(skb_dst(skb), true);
+	} else {
+		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
+		struct net *net = dev_net(skb->dev);
+		struct flowi6 fl6 = {
+			.flowi6_iif = skb->dev->ifindex,
+			.daddr = ip6h->daddr,
+			.saddr = ip6h->saddr,
+			.flowlabel = ip6_flowinfo(ip6h),
+			.flowi6_mark = skb->mark,
+			.flowi6_proto = ip6h->nexthdr,
+		};
+
+		if (!READ_ONCE(net->ipv6.devconf_all->forwarding))
+			return 0;
+		skb_dst_drop(skb);
+		skb_dst_set_noref(skb, ip6_route_input_lookup(net, skb->dev, &fl6, skb,
+							       RT6_LOOKUP_F_HAS_SADDR |
+							       RT6_LOOKUP_F_DST_NOREF));
+		dst = skb_dst(skb);
+		if (!dst || dst->error || (dst->dev->flags & IFF_LOOPBACK) ||
+		    (dst_rt6_info(dst)->rt6i_flags & (RTF_LOCAL | RTF_ANYCAST)))
+			goto none;
+		return ip6_dst_mtu_maybe_forward(dst, true);
+	}
+none:
+	skb_dst_drop(skb);
+	return 0;
+}
+
+void rvs_skb_dst_drop(struct sk_buff *skb)
+{
+	skb_dst_drop(skb);
+}
+
+/* IPsec policies apply to what the namespace forwards or sends: the fast
+ * path leaves such namespaces' packets to the stack. */
+bool rvs_net_has_xfrm_policy(const struct net *net)
+{
+#ifdef CONFIG_XFRM
+	return net->xfrm.policy_count[XFRM_POLICY_FWD] ||
+	       net->xfrm.policy_count[XFRM_POLICY_OUT] ||
+	       net->xfrm.policy_count[XFRM_POLICY_FWD + XFRM_POLICY_MAX] ||
+	       net->xfrm.policy_count[XFRM_POLICY_OUT + XFRM_POLICY_MAX];
+#else
+	return false;
+#endif
+}
+
+struct net_device *rvs_netdev_event_dev(void *info)
+{
+	return netdev_notifier_info_to_dev(info);
+}
+
+/* The namespace's first device (dev NULL) or the one after dev (RTNL). */
+struct net_device *rvs_net_next_dev(struct net *net, struct net_device *dev)
+{
+	ASSERT_RTNL();
+	return dev ? next_net_device(dev) : first_net_device(net);
+}
+
+bool rvs_dev_is_loopback(const struct net_device *dev)
+{
+	return dev->flags & IFF_LOOPBACK;
+}
+
+struct net *rvs_dev_net(const struct net_device *dev)
+{
+	return dev_net(dev);
 }
 
 void rvs_skb_orphan(struct sk_buff *skb)

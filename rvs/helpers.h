@@ -92,6 +92,18 @@ int rvs_defrag6_enable(struct net *net);
 void rvs_defrag6_disable(struct net *net);
 void rvs_skb_orphan(struct sk_buff *skb);
 void rvs_skb_forward_prepare(struct sk_buff *skb);
+
+/* The ingress fast path (sys::ingress, lb::fastpath) */
+struct net_device;
+int rvs_skb_ingress_family(const struct sk_buff *skb);
+int rvs_fast_output(struct net *net, struct sk_buff *skb, bool v6);
+unsigned int rvs_fast_route_input(struct sk_buff *skb, bool v6);
+bool rvs_net_has_xfrm_policy(const struct net *net);
+void rvs_skb_dst_drop(struct sk_buff *skb);
+struct net_device *rvs_netdev_event_dev(void *info);
+struct net_device *rvs_net_next_dev(struct net *net, struct net_device *dev);
+bool rvs_dev_is_loopback(const struct net_device *dev);
+struct net *rvs_dev_net(const struct net_device *dev);
 void rvs_inet_proto_csum_replace2(__sum16 *sum, struct sk_buff *skb,
 				  __be16 from, __be16 to, bool pseudohdr);
 int rvs_skb_cow_head(struct sk_buff *skb, unsigned int headroom);

@@ -21,6 +21,7 @@ pub(crate) mod error;
 pub(crate) mod genl;
 pub(crate) mod hooks;
 pub(crate) mod inet;
+pub(crate) mod ingress;
 pub(crate) mod kthread;
 pub(crate) mod mcast;
 pub(crate) mod modwatch;

@@ -35,4 +35,11 @@ impl Net {
     pub(super) fn as_ptr(&self) -> *mut ffi::net {
         self.0.get()
     }
+
+    /// Whether IPsec policies apply to what the namespace forwards or
+    /// sends.
+    pub(crate) fn has_xfrm_policy(&self) -> bool {
+        // SAFETY: a live namespace (type invariant); reads counters.
+        unsafe { ffi::rvs_net_has_xfrm_policy(self.as_ptr()) }
+    }
 }

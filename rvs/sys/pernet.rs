@@ -23,7 +23,9 @@
 
 use super::ffi;
 use super::hooks::{HookHandler, Hooks};
+use super::ingress::{IngressHandler, IngressHooks};
 use super::kthread::Task;
+use super::netdev::{Device, Rtnl};
 use super::netns::Net;
 use core::ffi::{c_int, c_void, CStr};
 use core::marker::PhantomData;
@@ -151,6 +153,11 @@ pub(crate) struct Pernet<T: PernetState> {
     stopping: AtomicBool,
     #[pin]
     res: Mutex<Resources>,
+    /// The fast path's device hooks: taken under RTNL (never the other
+    /// way round), apart from `res`, whose holders may wait for threads
+    /// that take RTNL.
+    #[pin]
+    ingress: Mutex<IngressHooks>,
     state: Pin<KBox<T>>,
 }
 
@@ -231,6 +238,70 @@ impl<T: PernetState> Pernet<T> {
     pub(crate) fn disable_hooks(&self) {
         let hooks = self.res.lock().hooks.take();
         drop(hooks);
+    }
+
+    /// Hooks the namespace's devices (not loopback) for the fast path, or
+    /// unhooks them, as the state wants now
+    /// ([`IngressHandler::ingress_wanted`]). Takes RTNL: the caller holds
+    /// no lock that a device event takes. On error nothing stays hooked.
+    pub(crate) fn ingress_sync(&self) -> Result
+    where
+        T: IngressHandler,
+    {
+        let rtnl = Rtnl::lock();
+        let mut hooks = self.ingress.lock();
+        if self.stopping.load(Ordering::Relaxed) || !self.state.ingress_wanted() {
+            hooks.clear();
+            return Ok(());
+        }
+        let state: *const T = &*self.state;
+        let mut res = Ok(());
+        rtnl.for_each_device(self.net(), |dev| {
+            if res.is_ok() && !dev.is_loopback() {
+                // SAFETY: the state is freed (in `pernet_exit`) a grace
+                // period after `pernet_pre_exit` unhooked every device,
+                // and `stopping`, checked under this lock, keeps hooks
+                // from coming back after it. `dev` is a device of the
+                // namespace, alive under RTNL; `ingress_device_removed`
+                // unhooks it at its NETDEV_UNREGISTER.
+                res = unsafe { hooks.attach(self.net(), dev, state) };
+            }
+        });
+        if res.is_err() {
+            hooks.clear();
+        }
+        res
+    }
+
+    /// A device entered the namespace (the netdevice notifier, RTNL held):
+    /// hooked if the fast path is on. A device that cannot be hooked (no
+    /// memory) stays on the slow path.
+    pub(crate) fn ingress_device_added(&self, dev: &Device) -> Result
+    where
+        T: IngressHandler,
+    {
+        let mut hooks = self.ingress.lock();
+        if self.stopping.load(Ordering::Relaxed)
+            || !self.state.ingress_wanted()
+            || dev.is_loopback()
+        {
+            return Ok(());
+        }
+        let state: *const T = &*self.state;
+        // SAFETY: as in `ingress_sync`; the notifier's caller holds RTNL
+        // and the device is alive for the event.
+        unsafe { hooks.attach(self.net(), dev, state) }
+    }
+
+    /// A device leaves the namespace (the netdevice notifier, RTNL held):
+    /// its hook goes now, before the device may be freed.
+    pub(crate) fn ingress_device_removed(&self, dev: &Device) {
+        self.ingress.lock().detach(dev);
+    }
+
+    /// How many devices the fast path hooks.
+    pub(crate) fn ingress_devices(&self) -> usize {
+        self.ingress.lock().len()
     }
 
     /// Enables netfilter's IPv6 defragmentation for the namespace (once).
@@ -417,6 +488,7 @@ fn new_node<T: PernetState>(net: &Net) -> Result<Pin<KBox<Pernet<T>>>> {
                 Resources { hooks: None, defrag6: false, threads: [None, None] },
                 "rvs_netns_res"
             ),
+            ingress <- new_mutex!(IngressHooks::new(), "rvs_netns_ingress"),
             state,
         }),
         GFP_KERNEL_ACCOUNT,
@@ -466,6 +538,8 @@ unsafe extern "C" fn pernet_pre_exit<T: PernetState>(net: *mut ffi::net) {
         node.stopping.store(true, Ordering::Relaxed);
         T::pre_exit(node);
         node.disable_hooks();
+        // `stopping`, read under the same lock, keeps them from coming back.
+        node.ingress.lock().clear();
     }
 }
 

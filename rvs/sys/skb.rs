@@ -507,6 +507,60 @@ pub(crate) fn local_out(net: &Net, skb: Skb<'_>, af: AddrFamily, from_wire: bool
 }
 
 impl Skb<'_> {
+    /// Routes a packet at the ingress hook as the IP layer would on receive
+    /// (`rvs_fast_route_input`) and returns the forwarding MTU, if the
+    /// route forwards it; `None` leaves no route attached.
+    pub(crate) fn route_input(&mut self, af: AddrFamily) -> Option<u32> {
+        // SAFETY: valid skb being received (type invariant), its network
+        // header at the start; the helper attaches a route or none.
+        let mtu = unsafe { ffi::rvs_fast_route_input(self.ptr, af == AddrFamily::Inet6) };
+        (mtu != 0).then_some(mtu)
+    }
+
+    /// Sets the transport header `off` bytes after the network header, as
+    /// the IP layer does on receive (the ingress hook comes before it);
+    /// `off` is within the linear head (the caller parsed that far).
+    pub(crate) fn set_transport_offset(&mut self, off: usize) {
+        let Ok(off) = core::ffi::c_int::try_from(off) else {
+            return;
+        };
+        // SAFETY: valid skb (type invariant) whose data starts at the
+        // network header; the header parsed so far is linear.
+        unsafe { ffi::rvs_skb_set_transport_header(self.ptr, off) };
+    }
+
+    /// Lets go of the packet's route (one [`Self::route_input`] attached
+    /// when the packet goes back to the stack after all).
+    pub(crate) fn drop_route(&mut self) {
+        // SAFETY: valid skb (type invariant).
+        unsafe { ffi::rvs_skb_dst_drop(self.ptr) };
+    }
+
+    /// Whether the packet can leave on a path of `mtu` as it is: no larger,
+    /// or a GSO packet whose segments each fit.
+    pub(crate) fn fits(&self, mtu: u32) -> bool {
+        self.len() <= mtu as usize || self.gso_segments_fit(mtu)
+    }
+}
+
+/// Sends a packet rewritten at the ingress hook, its route attached, to
+/// that route's device (`dst_output`: POSTROUTING, GSO, the neighbour), as
+/// the IP layer sends a forwarded packet, past LOCAL_OUT; marked and
+/// untracked as [`local_out`]'s. `af`: its (outer) network header's
+/// family. Consumes the packet.
+pub(crate) fn fast_output(net: &Net, skb: Skb<'_>, af: AddrFamily) {
+    // SAFETY: valid skb with a route attached (`Skb::set_route` or
+    // `Skb::route_input`); ownership passes to the output path (the caller
+    // returns NF_STOLEN).
+    unsafe {
+        ffi::rvs_skb_mark_xmit(skb.ptr);
+        ffi::rvs_skb_notrack(skb.ptr);
+        ffi::rvs_skb_forward_prepare(skb.ptr);
+        ffi::rvs_fast_output(net.as_ptr(), skb.ptr, af == AddrFamily::Inet6);
+    }
+}
+
+impl Skb<'_> {
     /// Whether conntrack saw the packet travel the reply direction of its
     /// entry (a reply to a flow this host opened, or an error about one);
     /// false when it is untracked or conntrack is not in use.

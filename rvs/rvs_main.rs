@@ -27,6 +27,7 @@ pub mod rvs_core {
     pub mod defense;
     pub mod estimator;
     pub mod expiry;
+    pub mod fastpath;
     pub mod fullnat;
     pub mod hash;
     pub mod icmp;

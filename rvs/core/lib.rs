@@ -32,6 +32,7 @@ pub mod config;
 pub mod defense;
 pub mod estimator;
 pub mod expiry;
+pub mod fastpath;
 pub mod fullnat;
 pub mod hash;
 pub mod icmp;

@@ -78,10 +78,15 @@ pub enum Setting {
     /// `sync_period`: see `SyncThreshold` (IPVS's second number; default
     /// 50; 0 sends only at the threshold itself).
     SyncPeriod = 14,
+    /// `fastpath`: packets of established connections are handled at the
+    /// receiving device's ingress hook, before IP receive, routing and the
+    /// filter chains (1); every packet takes the IPVS path (0, default).
+    /// See `Documentation/fastpath.md`.
+    Fastpath = 15,
 }
 
 /// Number of settings (rows of [`SETTINGS`]).
-pub const COUNT: usize = 15;
+pub const COUNT: usize = 16;
 
 /// One row of the settings table.
 #[derive(Debug)]
@@ -274,6 +279,17 @@ pub static SETTINGS: [SettingSpec; COUNT] = [
         help: "packets between two sends of a connection by a sync master (0: once)",
         names: &[],
     },
+    SettingSpec {
+        setting: Setting::Fastpath,
+        name: "fastpath",
+        attr: uapi::RVS_CMD_ATTR_FASTPATH,
+        min: 0,
+        max: 1,
+        default: 0,
+        range_msg: c"fastpath must be 0 or 1",
+        help: "handle established connections at the devices' ingress hook (skips filter chains)",
+        names: &[],
+    },
 ];
 
 impl Setting {
@@ -388,7 +404,7 @@ mod tests {
         assert_eq!(e.msg, c"expire_nodest_conn must be 0 or 1");
         assert_eq!(
             defaults(),
-            [0, 0, 1 << 20, 0, 0, 0, 1, 0, 0, 0, 1024, 65535, 1, 3, 50]
+            [0, 0, 1 << 20, 0, 0, 0, 1, 0, 0, 0, 1024, 65535, 1, 3, 50, 0]
         );
         let guard = Setting::VipGuard.spec();
         assert_eq!(parse_value(guard, "reject"), Some(2));

@@ -107,7 +107,8 @@ uapi_consts! {
     RVS_CMD_ATTR_SYNC_THRESHOLD: u16 = 21;
     RVS_CMD_ATTR_SYNC_PERIOD: u16 = 22;
     RVS_CMD_ATTR_OP: u16 = 23;
-    RVS_CMD_ATTR_MAX: u16 = 23;
+    RVS_CMD_ATTR_FASTPATH: u16 = 24;
+    RVS_CMD_ATTR_MAX: u16 = 24;
 
     // enum rvs_op_attr
     RVS_OP_ATTR_UNSPEC: u16 = 0;
@@ -286,8 +287,8 @@ mod tests {
     }
 
     /// Every setting is the attribute `RVS_CMD_ATTR_<NAME>`, and settings
-    /// are the top-level attributes from 8 to the one before
-    /// `RVS_CMD_ATTR_OP`, the last (the module's policy relies on it).
+    /// are the top-level attributes from 8 to the last but
+    /// `RVS_CMD_ATTR_OP` (the module's policy relies on it).
     #[test]
     fn settings_match_the_uapi_header() {
         use super::super::settings::SETTINGS;
@@ -297,11 +298,20 @@ mod tests {
             assert_eq!(h.get(&name).copied(), Some(i64::from(spec.attr)), "{name}");
         }
         let last = SETTINGS.iter().map(|s| s.attr).max().unwrap();
-        assert_eq!(h.get("RVS_CMD_ATTR_OP").copied(), Some(i64::from(last) + 1));
         assert_eq!(
             h.get("__RVS_CMD_ATTR_MAX").copied(),
-            Some(i64::from(last) + 2)
+            Some(i64::from(last) + 1)
         );
+        let op = super::RVS_CMD_ATTR_OP;
+        assert_eq!(h.get("RVS_CMD_ATTR_OP").copied(), Some(i64::from(op)));
+        // Every attribute from 8 to the last is a setting, but OP.
+        for a in 8..=last {
+            assert_eq!(
+                SETTINGS.iter().any(|s| s.attr == a),
+                a != op,
+                "attribute {a}"
+            );
+        }
         assert_eq!(h.get("RVS_CMD_ATTR_CONN").copied(), Some(7));
         assert_eq!(SETTINGS.iter().map(|s| s.attr).min(), Some(8));
     }

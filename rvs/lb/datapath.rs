@@ -256,34 +256,13 @@ fn request(
             p.expedite_work();
         }
     }
-    let dir = if conn.fwd.replies_bypass_director() {
-        Dir::InputOnly
-    } else {
-        Dir::Input
+    let seen = Seen {
+        len: skb.len(),
+        fwmark: skb.fwmark(),
+        new_conn,
+        one_packet,
     };
-    // A sync master (rare) needs the state before this packet.
-    let master = ns.sync.master.get(g).filter(|_| !one_packet);
-    let before = master.map(|_| conn.sync_state());
-    conns.update(
-        conn,
-        dir,
-        pkt.l4,
-        ns.timeouts.get(g),
-        ns.limits().secure_tcp,
-    );
-    // A sync master sends the connection if IPVS would (lb::sync::master).
-    if let (Some(m), Some(before)) = (master, before) {
-        m.conn_seen(ns, conn, before, skb.fwmark(), g);
-    }
-    if let Some(s) = pkt.seq {
-        conn.note_seq(dir, s);
-    }
-    let len = skb.len();
-    conn.dest.stats.count_in(len, new_conn);
-    conn.dest.svc_stats.count_in(len, new_conn);
-    if let Some(t) = &ns.tot_stats {
-        t.count_in(len, new_conn);
-    }
+    seen_request(ns, conns, conn, pkt, seen, g);
     // FullNAT's and ENAT's packets stay untracked: conntrack's entry for
     // the client's flow would never see the replies, which come to the
     // local address (FullNAT) or not to the director at all (ENAT).
@@ -311,6 +290,61 @@ fn request(
         point == HookPoint::LocalInRequest,
         tracking,
     )
+}
+
+/// What [`seen_request`] needs to know of a client packet besides its
+/// headers.
+#[derive(Clone, Copy)]
+pub(crate) struct Seen {
+    /// Its length from the IP header on.
+    pub(crate) len: usize,
+    /// Its firewall mark (a sync master sends it along).
+    pub(crate) fwmark: u32,
+    /// It opened the connection.
+    pub(crate) new_conn: bool,
+    /// Its connection is a one-packet (`-o`) datagram's, outside the table.
+    pub(crate) one_packet: bool,
+}
+
+/// What a client packet does to its connection, on the slow path and the
+/// fast path alike: the state and expiry, a sync master's message, the
+/// sequence numbers (for resets) and the counters.
+pub(crate) fn seen_request(
+    ns: &NetState,
+    conns: &ConnTable,
+    conn: &ConnEntry,
+    pkt: &Packet,
+    seen: Seen,
+    g: &ReadGuard,
+) {
+    let dir = if conn.fwd.replies_bypass_director() {
+        Dir::InputOnly
+    } else {
+        Dir::Input
+    };
+    // A sync master (rare) needs the state before this packet.
+    let master = ns.sync.master.get(g).filter(|_| !seen.one_packet);
+    let before = master.map(|_| conn.sync_state());
+    conns.update(
+        conn,
+        dir,
+        pkt.l4,
+        ns.timeouts.get(g),
+        ns.limits().secure_tcp,
+    );
+    // A sync master sends the connection if IPVS would (lb::sync::master).
+    if let (Some(m), Some(before)) = (master, before) {
+        m.conn_seen(ns, conn, before, seen.fwmark, g);
+    }
+    if let Some(s) = pkt.seq {
+        conn.note_seq(dir, s);
+    }
+    let (len, new_conn) = (seen.len, seen.new_conn);
+    conn.dest.stats.count_in(len, new_conn);
+    conn.dest.svc_stats.count_in(len, new_conn);
+    if let Some(t) = &ns.tot_stats {
+        t.count_in(len, new_conn);
+    }
 }
 
 /// A new FullNAT or ENAT connection: the address it leaves from (FullNAT:
@@ -745,7 +779,7 @@ const VIP_GUARD_REJECT: u32 = 2;
 /// A reply of `conn` (`len` bytes) from its real server: its state and
 /// expiry move, the sequence numbers a reset needs are learnt, and it is
 /// counted.
-fn seen_reply(
+pub(crate) fn seen_reply(
     ns: &NetState,
     conns: &ConnTable,
     conn: &ConnEntry,

@@ -15,6 +15,7 @@ pub(crate) mod conn_table;
 pub(crate) mod datapath;
 pub(crate) mod dest;
 pub(crate) mod drain;
+pub(crate) mod fastpath;
 pub(crate) mod fullnat;
 pub(crate) mod netlink;
 pub(crate) mod packet;

@@ -62,7 +62,7 @@ static POLICY: [u8; CMD_ATTR_MAX + 1] = {
     // Runtime settings are the last attributes, u32 each (a host test in
     // rvs/core/uapi.rs checks that against the settings table).
     let mut a = RVS_CMD_ATTR_CONN as usize + 1;
-    while a < RVS_CMD_ATTR_OP as usize {
+    while a <= CMD_ATTR_MAX {
         p[a] = NLA_U32;
         a += 1;
     }
@@ -581,6 +581,29 @@ fn set_config(req: &Request<'_>) -> Result {
         .map_err(|_| req.fail(EINVAL, c"timeout too large"))?;
     ns.timeouts.replace(t, &mut ctl)?;
     ns.set_settings(&mut ctl, &values);
+    drop(ctl);
+    let fastpath = settings::Setting::Fastpath;
+    if values.get(fastpath.index()).copied().flatten().is_some() {
+        // Outside the configuration lock: hooking takes RTNL, under which
+        // device events take that lock.
+        if let Err(e) = ns.ingress_sync() {
+            let mut off = [None; settings::COUNT];
+            if let Some(v) = off.get_mut(fastpath.index()) {
+                *v = Some(0);
+            }
+            ns.set_settings(&mut ns.lock(), &off);
+            return Err(req.fail(e, c"fastpath: the namespace's devices could not be hooked"));
+        }
+        pr_info!(
+            "fast path {}: {} devices hooked\n",
+            if ns.setting(fastpath) != 0 {
+                "on"
+            } else {
+                "off"
+            },
+            ns.ingress_devices()
+        );
+    }
     Ok(())
 }
 

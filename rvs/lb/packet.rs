@@ -96,11 +96,17 @@ pub(crate) fn parse_icmp_error(skb: &mut Skb<'_>, af: AddrFamily) -> Option<(IpI
 /// does not balance (other protocols, fragments, truncated or malformed
 /// headers).
 pub(crate) fn parse(skb: &mut Skb<'_>, af: AddrFamily) -> Option<Packet> {
-    let pkt_len = skb.len();
     let ip = skb.parse_ip(af)?;
     if ip.is_fragment {
         return None;
     }
+    parse_l4(skb, ip)
+}
+
+/// The rest of [`parse`]: the transport header after the IP header `ip`
+/// (parsed by the caller: [`parse`], or the fast path's own check).
+pub(crate) fn parse_l4(skb: &mut Skb<'_>, ip: IpInfo) -> Option<Packet> {
+    let pkt_len = skb.len();
     let off = ip.l4_offset;
     let l4_len = match ip.proto {
         // The full TCP header, options included (its length is in byte 12).

@@ -21,7 +21,7 @@ use crate::rvs_core::config::AddrFamily;
 use crate::rvs_core::proto::Timeouts;
 use crate::rvs_core::settings::{self, Setting};
 use crate::rvs_core::table_size;
-use crate::sys::netdev::DeviceHandler;
+use crate::sys::netdev::{Device, DeviceHandler};
 use crate::sys::netns::Net;
 use crate::sys::param;
 use crate::sys::percpu::Counters;
@@ -312,6 +312,22 @@ impl DeviceHandler for NetState {
         // the namespace's devices are unregistered.
         if let Some(state) = NetState::of(net) {
             state.forget_routes();
+        }
+    }
+
+    fn device_added(net: &Net, dev: &Device) {
+        if let Some(state) = NetState::of(net) {
+            if state.ingress_device_added(dev).is_err() {
+                pr_warn!(
+                    "fast path: a new device could not be hooked; its packets take the slow path\n"
+                );
+            }
+        }
+    }
+
+    fn device_removed(net: &Net, dev: &Device) {
+        if let Some(state) = NetState::of(net) {
+            state.ingress_device_removed(dev);
         }
     }
 }

@@ -106,20 +106,7 @@ pub(crate) fn transmit(
         return Verdict::Drop;
     }
     let tunnel = conn.dest.tunnel();
-    let overhead = match conn.fwd {
-        FwdMethod::Tunnel => {
-            // Only remote checksum offload makes the length depend on the
-            // packet; nothing else asks the skb.
-            let tun_len =
-                tunnel.header_len(tunnel.remcsum() && skb.csum_offsets().is_some()) as u32;
-            match out_af {
-                AddrFamily::Inet => IPIP_HLEN + tun_len,
-                AddrFamily::Inet6 => IP6IP_HLEN + tun_len,
-            }
-        }
-        _ => 0,
-    };
-    let mtu = rt.mtu.saturating_sub(overhead);
+    let mtu = rt.mtu.saturating_sub(overhead(&skb, conn, out_af));
     if af == AddrFamily::Inet6 && mtu < IPV6_MIN_MTU {
         return Verdict::Drop;
     }
@@ -175,6 +162,112 @@ pub(crate) fn transmit(
         }
     }
     skb::local_out(net, skb, out_af, from_wire, tracking != Tracking::Off);
+    Verdict::Stolen
+}
+
+/// What the method adds in front of the packet: a tunnel's outer headers
+/// (family `out_af`), nothing for the others.
+fn overhead(skb: &Skb<'_>, conn: &Conn, out_af: AddrFamily) -> u32 {
+    if conn.fwd != FwdMethod::Tunnel {
+        return 0;
+    }
+    let tunnel = conn.dest.tunnel();
+    // Only remote checksum offload makes the length depend on the packet;
+    // nothing else asks the skb.
+    let tun_len = tunnel.header_len(tunnel.remcsum() && skb.csum_offsets().is_some()) as u32;
+    match out_af {
+        AddrFamily::Inet => IPIP_HLEN + tun_len,
+        AddrFamily::Inet6 => IP6IP_HLEN + tun_len,
+    }
+}
+
+/// The way out of a request that the fast path checked before committing
+/// to it ([`fast_request_route`]).
+pub(crate) struct FastRoute {
+    route: route::Route,
+    /// The route's source address (a tunnel's outer source).
+    saddr: [u8; 16],
+    /// The family the packet leaves in (a tunnel's outer header's).
+    out_af: AddrFamily,
+}
+
+/// The route of a request of `conn` on the fast path (`lb::fastpath`), if
+/// the packet can leave along it as [`transmit`] would send it, with
+/// nothing to answer: a method the fast path forwards (NAT, direct
+/// routing, tunnels), a route, and a size that fits the path as it is
+/// (else the slow path fragments it or answers "fragmentation needed").
+/// `None` leaves the packet, unchanged, to the slow path.
+pub(crate) fn fast_request_route(
+    net: &Net,
+    skb: &Skb<'_>,
+    pkt: &Packet,
+    conn: &Conn,
+) -> Option<FastRoute> {
+    let af = pkt.ip.af;
+    let (out_af, known_nh) = match conn.fwd {
+        FwdMethod::Masq => (af, false),
+        FwdMethod::Route => (af, true),
+        FwdMethod::Tunnel => (conn.dest.af, false),
+        FwdMethod::Local | FwdMethod::FullNat | FwdMethod::Enat => return None,
+    };
+    let daddr = &conn.tuple.daddr;
+    let (route, rt) = route::route_to(net, &conn.dest.route, out_af, daddr, known_nh).ok()?;
+    let mtu = rt.mtu.saturating_sub(overhead(skb, conn, out_af));
+    if (af == AddrFamily::Inet6 && mtu < IPV6_MIN_MTU) || !skb.fits(mtu) {
+        return None;
+    }
+    Some(FastRoute {
+        route,
+        saddr: rt.saddr,
+        out_af,
+    })
+}
+
+/// Sends a request of `conn` that the fast path committed to, along the
+/// route [`fast_request_route`] found: the rewrites of [`transmit`] (TTL,
+/// NAT's destination or the tunnel's headers), then straight to the
+/// route's device, past LOCAL_OUT (`skb::fast_output`).
+pub(crate) fn fast_transmit(
+    net: &Net,
+    mut skb: Skb<'_>,
+    pkt: &Packet,
+    conn: &Conn,
+    out: FastRoute,
+) -> Verdict {
+    // The TTL was checked: this cannot expire it.
+    if decrement_ttl(net, &mut skb, pkt.ip.af).is_err() {
+        return Verdict::Drop;
+    }
+    skb.set_route(out.route);
+    let daddr = &conn.tuple.daddr;
+    let done = match conn.fwd {
+        FwdMethod::Masq => nat_rewrite(&mut skb, pkt, Side::Destination, daddr, conn.tuple.dport),
+        FwdMethod::Tunnel => {
+            let tunnel = conn.dest.tunnel();
+            encapsulate(net, &mut skb, pkt, tunnel, out.out_af, &out.saddr, daddr)
+        }
+        _ => Ok(()),
+    };
+    if done.is_err() {
+        return Verdict::Drop;
+    }
+    skb::fast_output(net, skb, out.out_af);
+    Verdict::Stolen
+}
+
+/// Sends a NAT reply of `conn` that the fast path committed to, already
+/// routed (`Skb::route_input`) and checked to fit: from the virtual
+/// service, one hop less, as the slow path's FORWARD rewrite and
+/// `ip_forward` make it.
+pub(crate) fn fast_reply(net: &Net, mut skb: Skb<'_>, pkt: &Packet, conn: &Conn) -> Verdict {
+    if decrement_ttl(net, &mut skb, pkt.ip.af).is_err() {
+        return Verdict::Drop;
+    }
+    let (vaddr, vport) = (&conn.tuple.vaddr, conn.tuple.vport);
+    if nat_rewrite(&mut skb, pkt, Side::Source, vaddr, vport).is_err() {
+        return Verdict::Drop;
+    }
+    skb::fast_output(net, skb, pkt.ip.af);
     Verdict::Stolen
 }
 

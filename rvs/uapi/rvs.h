@@ -130,8 +130,10 @@ enum rvs_attr {
 	RVS_CMD_ATTR_SYNC_RESYNC,	/* 20: 0/1, whole-table resync of sync daemons */
 	RVS_CMD_ATTR_SYNC_THRESHOLD,	/* 21: 0..255, IPVS's sync_threshold[0] */
 	RVS_CMD_ATTR_SYNC_PERIOD,	/* 22: 0..250, IPVS's sync_threshold[1] */
-	/* end of the runtime settings */
+	/* end of the first runtime settings */
 	RVS_CMD_ATTR_OP,		/* 23: nested change (RVS_CMD_APPLY) */
+	/* runtime settings added after RVS_CMD_ATTR_OP, u32 each */
+	RVS_CMD_ATTR_FASTPATH,		/* 24: 0/1, the ingress fast path */
 	__RVS_CMD_ATTR_MAX,
 };
 #define RVS_CMD_ATTR_MAX (__RVS_CMD_ATTR_MAX - 1)

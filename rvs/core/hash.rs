@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Keyed hashing for the connection table: SipHash-2-4.
+//! Keyed hashing for the connection table: SipHash.
 //!
 //! C counterparts: include/linux/siphash.h (the kernel's SipHash) and
 //! `ip_vs_conn_hashkey` in net/netfilter/ipvs/ip_vs_conn.c.
@@ -12,6 +12,12 @@
 //! long as the 128-bit key stays secret (the module fills it from the
 //! kernel's random pool at load or per namespace) the bucket of a tuple is
 //! unpredictable, so collisions cannot be steered.
+//!
+//! The connection table's per-packet hash ([`conn_hash`]) is SipHash-1-3,
+//! the variant the kernel uses for its own hash tables (`hsiphash` on
+//! 64-bit machines) and Rust's standard `HashMap`: flooding needs the key,
+//! which a table never shows; SipHash-2-4, the conservative PRF, costs two
+//! thirds more rounds on every packet. The other tables keep SipHash-2-4.
 //!
 //! Byte conventions: the key is 16 bytes read as two little-endian u64s, as
 //! in the SipHash paper; ports are hashed as their two big-endian (wire)
@@ -46,12 +52,13 @@ impl SipKey {
     }
 }
 
-/// Incremental SipHash-2-4 (64-bit output) over bytes fed in any split.
+/// Incremental SipHash-C-D (64-bit output) over bytes fed in any split:
+/// `C` rounds per 8-byte block, `D` to finish.
 ///
 /// Needs no allocation; state is 4 words plus a partial block. No `Debug`:
 /// the state is derived from the key.
 #[derive(Clone, Copy)]
-pub struct SipHasher24 {
+pub struct SipHasher<const C: u32, const D: u32> {
     v0: u64,
     v1: u64,
     v2: u64,
@@ -64,10 +71,15 @@ pub struct SipHasher24 {
     len: u8,
 }
 
-impl SipHasher24 {
+/// SipHash-2-4, the PRF of the SipHash paper.
+pub type SipHasher24 = SipHasher<2, 4>;
+/// SipHash-1-3, for hash tables (the kernel's `hsiphash` on 64-bit).
+pub type SipHasher13 = SipHasher<1, 3>;
+
+impl<const C: u32, const D: u32> SipHasher<C, D> {
     /// Starts a hash under `key`.
-    pub const fn new(key: &SipKey) -> SipHasher24 {
-        SipHasher24 {
+    pub const fn new(key: &SipKey) -> Self {
+        SipHasher {
             v0: key.k0 ^ 0x736f_6d65_7073_6575,
             v1: key.k1 ^ 0x646f_7261_6e64_6f6d,
             v2: key.k0 ^ 0x6c79_6765_6e65_7261,
@@ -99,8 +111,9 @@ impl SipHasher24 {
     #[inline]
     fn compress(&mut self, m: u64) {
         self.v3 ^= m;
-        self.round();
-        self.round();
+        for _ in 0..C {
+            self.round();
+        }
         self.v0 ^= m;
     }
 
@@ -156,10 +169,9 @@ impl SipHasher24 {
         let b = (u64::from(self.len) << 56) | u64::from_le_bytes(self.tail);
         self.compress(b);
         self.v2 ^= 0xff;
-        self.round();
-        self.round();
-        self.round();
-        self.round();
+        for _ in 0..D {
+            self.round();
+        }
         self.v0 ^ self.v1 ^ self.v2 ^ self.v3
     }
 }
@@ -178,11 +190,20 @@ pub fn siphash24(key: &SipKey, data: &[u8]) -> u64 {
 /// carry it as source, NAT replies as destination), which is why IPVS keys
 /// its table on it alone and compares the virtual/real addresses in the
 /// chain. `port` is the host-order value; it is hashed in wire order.
+///
+/// SipHash-1-3 (see the module's doc) of the 19 bytes `proto, addr, port
+/// (big-endian)`, computed on their three 8-byte words directly: every
+/// packet hashes once or twice, and the streaming [`SipHasher`] spends
+/// more on its buffer than on its rounds.
+#[inline]
 pub fn conn_hash(key: &SipKey, proto: u8, addr: &[u8; 16], port: u16) -> u64 {
-    let mut h = SipHasher24::new(key);
-    h.write_u8(proto);
-    h.write(addr);
-    h.write_u16_be(port);
+    let [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15] = *addr;
+    let [p0, p1] = port.to_be_bytes();
+    let mut h = SipHasher13::new(key);
+    h.compress(u64::from_le_bytes([proto, a0, a1, a2, a3, a4, a5, a6]));
+    h.compress(u64::from_le_bytes([a7, a8, a9, a10, a11, a12, a13, a14]));
+    h.tail = [a15, p0, p1, 0, 0, 0, 0, 0];
+    h.len = 19;
     h.finish()
 }
 
@@ -221,9 +242,52 @@ pub fn bucket(hash: u64, bits: u32) -> usize {
     (hash & mask) as usize
 }
 
+/// Slots of the NAT reply-source filter ([`nat_source_slot`]).
+pub const NAT_SOURCE_SLOTS: usize = 256;
+
+/// The slot of a NAT connection's real server end (`addr`, `port`,
+/// protocol `proto`) in a namespace's reply-source filter: a count per
+/// slot of the NAT connections whose replies come from there, so that a
+/// packet from anywhere else (most forwarded traffic) is known not to be a
+/// NAT reply without a SipHash and a chain walk. Not keyed: a collision
+/// only costs the lookup the filter would have saved.
+pub fn nat_source_slot(proto: u8, addr: &[u8; 16], port: u16) -> usize {
+    let [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15] = *addr;
+    let mut x = u32::from(proto) << 16 | u32::from(port);
+    for w in [
+        [a0, a1, a2, a3],
+        [a4, a5, a6, a7],
+        [a8, a9, a10, a11],
+        [a12, a13, a14, a15],
+    ] {
+        x ^= u32::from_ne_bytes(w);
+        x = x.wrapping_mul(0x9e37_79b1).rotate_left(13);
+    }
+    (x.wrapping_mul(0x85eb_ca6b) >> 24) as usize % NAT_SOURCE_SLOTS
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nat_sources_spread() {
+        // 256 servers on one /24, one port: most slots used, none crowded.
+        let mut used = [0u32; NAT_SOURCE_SLOTS];
+        for i in 0..=255u8 {
+            let mut a = [0u8; 16];
+            a[..4].copy_from_slice(&[10, 0, 1, i]);
+            used[nat_source_slot(6, &a, 8080)] += 1;
+        }
+        assert!(used.iter().filter(|&&n| n > 0).count() > 140);
+        assert!(used.iter().all(|&n| n <= 6), "{used:?}");
+        // Port and protocol count.
+        let a = [10, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        let slots: std::collections::BTreeSet<_> = (8000..8016)
+            .flat_map(|p| [nat_source_slot(6, &a, p), nat_source_slot(17, &a, p)])
+            .collect();
+        assert!(slots.len() > 24);
+    }
 
     /// SipHash-2-4 64-bit outputs from the reference implementation's
     /// vectors.h (key 00..0f, message 00..(n-1) for n = 0..63), read as
@@ -338,6 +402,51 @@ mod tests {
     }
 
     #[test]
+    fn conn_hash_is_siphash_of_its_bytes() {
+        // Against the streaming hasher, for many inputs.
+        let mut x: u64 = 0x1234_5678_9abc_def0;
+        for _ in 0..1000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let key = SipKey {
+                k0: x,
+                k1: x.rotate_left(29),
+            };
+            let mut addr = [0u8; 16];
+            for (i, b) in addr.iter_mut().enumerate() {
+                *b = (x >> (i % 8 * 8)) as u8 ^ i as u8;
+            }
+            let (proto, port) = (x as u8, (x >> 20) as u16);
+            let mut bytes = [0u8; 19];
+            bytes[0] = proto;
+            bytes[1..17].copy_from_slice(&addr);
+            bytes[17..].copy_from_slice(&port.to_be_bytes());
+            let mut h = SipHasher13::new(&key);
+            h.write(&bytes);
+            assert_eq!(conn_hash(&key, proto, &addr, port), h.finish());
+        }
+    }
+
+    /// SipHash-1-3 against the kernel's `hsiphash` vectors on 64-bit
+    /// machines (lib/siphash_kunit.c: key 00..0f, message 00..(n-1), the
+    /// low 32 bits of the output).
+    #[test]
+    fn siphash13_matches_the_kernels_hsiphash() {
+        const HSIPHASH: [u32; 8] = [
+            0x050fc4dc, 0x7d57ca93, 0x4dc7d44d, 0xe7ddf7fb, 0x88d38328, 0x49533b67, 0xc59f22a7,
+            0x9bb11140,
+        ];
+        let key = ref_key();
+        let msg: std::vec::Vec<u8> = (0..64u8).collect();
+        for (n, want) in HSIPHASH.iter().enumerate() {
+            let mut h = SipHasher13::new(&key);
+            h.write(&msg[..n]);
+            assert_eq!(h.finish() as u32, *want, "length {n}");
+        }
+    }
+
+    #[test]
     fn conn_hash_layout_and_key() {
         let key = ref_key();
         let mut addr = [0u8; 16];
@@ -347,7 +456,9 @@ mod tests {
         bytes[0] = 6;
         bytes[1..17].copy_from_slice(&addr);
         bytes[17..].copy_from_slice(&[0x12, 0x34]);
-        assert_eq!(h, siphash24(&key, &bytes));
+        let mut sip13 = SipHasher13::new(&key);
+        sip13.write(&bytes);
+        assert_eq!(h, sip13.finish());
         // Every field and the key matter.
         assert_ne!(h, conn_hash(&key, 17, &addr, 0x1234));
         assert_ne!(h, conn_hash(&key, 6, &addr, 0x1235));

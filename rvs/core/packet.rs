@@ -460,12 +460,18 @@ pub fn write_end(
     h.get_mut(port_at..port_end)?
         .copy_from_slice(&port.to_be_bytes());
     if af == AddrFamily::Inet {
-        let iph = h.get_mut(..l4)?;
-        iph.get_mut(IPV4_CHECK_OFFSET..IPV4_CHECK_OFFSET + 2)?
-            .fill(0);
-        let sum = ip_header_checksum(iph);
-        iph.get_mut(IPV4_CHECK_OFFSET..IPV4_CHECK_OFFSET + 2)?
-            .copy_from_slice(&sum.to_be_bytes());
+        // Updated for the address that changed (RFC 1624), as the kernel's
+        // csum_replace4: per packet, cheaper than summing the header.
+        let check = h.get_mut(IPV4_CHECK_OFFSET..IPV4_CHECK_OFFSET + 2)?;
+        let old = u16::from_be_bytes([*check.first()?, *check.get(1)?]);
+        let [o0, o1, o2, o3, ..] = old_addr;
+        let [n0, n1, n2, n3, ..] = *addr;
+        let sum = csum_replace4(
+            old,
+            u32::from_be_bytes([o0, o1, o2, o3]),
+            u32::from_be_bytes([n0, n1, n2, n3]),
+        );
+        check.copy_from_slice(&sum.to_be_bytes());
     }
     Some((old_addr, old_port))
 }
@@ -786,6 +792,10 @@ mod tests {
         h[12..16].copy_from_slice(&[10, 0, 0, 1]);
         h[16..20].copy_from_slice(&[10, 0, 0, 2]);
         h[20..24].copy_from_slice(&[0x1f, 0x90, 0, 80]);
+        // A valid header (the IP layer checked it): the checksum is
+        // updated, not recomputed.
+        let sum = ip_header_checksum(&h[..20]);
+        h[10..12].copy_from_slice(&sum.to_be_bytes());
         let mut a = [0u8; 16];
         a[..4].copy_from_slice(&[192, 0, 2, 7]);
         let (old, port) = write_end(&mut h, AddrFamily::Inet, 20, true, &a, 1234).unwrap();

@@ -352,6 +352,12 @@ impl Conn {
     /// which costs a look, never a late collection.
     pub(super) fn set_expires(&self, t: u64) -> Option<u64> {
         let old = self.expires.load(Ordering::Relaxed);
+        // Many packets of a flow come within one jiffy: the same expiry
+        // again neither dirties the entry's line nor moves the collector's
+        // hint (which only an earlier expiry does).
+        if t == old {
+            return None;
+        }
         self.expires.store(t, Ordering::Relaxed);
         expired(t, old).then_some(t)
     }

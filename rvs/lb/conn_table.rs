@@ -32,7 +32,7 @@ use crate::lb::dest::Dest;
 use crate::rvs_core::config::{AddrFamily, FwdMethod};
 use crate::rvs_core::defense;
 use crate::rvs_core::expiry::{self, before32};
-use crate::rvs_core::hash::{self, SipKey};
+use crate::rvs_core::hash::{self, nat_source_slot, SipKey, NAT_SOURCE_SLOTS};
 use crate::rvs_core::proto::{Dir, L4Event, Timeouts};
 use crate::rvs_core::table_size;
 use crate::sys::chain::{ChainTable, Exclusive, NewEntry, GROUP_SHIFT};
@@ -100,6 +100,10 @@ pub(crate) struct ConnTable {
     pub(super) evict_cursor: AtomicU32,
     /// Jiffies of the last "table full" warning (0 = never).
     pub(super) last_full_log: AtomicU64,
+    /// NAT connections in the table, by their real server end's slot
+    /// (`rvs_core::hash::nat_source_slot`): a packet from a slot at zero
+    /// is no NAT reply ([`Self::lookup_out`] needs no hash).
+    nat_sources: [AtomicU32; NAT_SOURCE_SLOTS],
 }
 
 impl ConnTable {
@@ -143,6 +147,7 @@ impl ConnTable {
             flushed: AtomicU64::new(0),
             evict_cursor: AtomicU32::new(0),
             last_full_log: AtomicU64::new(0),
+            nat_sources: [const { AtomicU32::new(0) }; NAT_SOURCE_SLOTS],
         })
     }
 
@@ -367,7 +372,8 @@ impl ConnTable {
         })
     }
 
-    /// The connection a reply from a real server belongs to.
+    /// The NAT connection a reply from a real server belongs to (only NAT
+    /// connections see replies at the director's hooks).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn lookup_out<'g>(
         &'g self,
@@ -379,10 +385,22 @@ impl ConnTable {
         caddr: &[u8; 16],
         cport: u16,
     ) -> Option<&'g ConnEntry> {
+        // Most packets that come here (everything the director forwards)
+        // are from no NAT connection's real server. A connection's count
+        // is raised when it is inserted, before the request that draws a
+        // reply is sent: the reply, caused by that request, finds it
+        // raised (as it finds the entry itself).
+        let slot = self
+            .nat_sources
+            .get(nat_source_slot(protocol, daddr, dport))?;
+        if slot.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
         let b = self.hash_of(af, protocol, caddr, cport);
         self.walk(g, b, |c| {
             let t = &c.tuple;
             !c.template
+                && c.fwd == FwdMethod::Masq
                 && t.af == af
                 && t.protocol == protocol
                 && t.cport == cport
@@ -447,6 +465,10 @@ impl ConnTable {
         // reference to its template (dropped with it if it goes unused).
         conn.state.count_in(&conn.counters());
         conn.dest.refresh_overload();
+        // Before the request that may draw a reply is sent.
+        if let Some(n) = self.nat_source_of(&conn) {
+            n.fetch_add(1, Ordering::Relaxed);
+        }
         let expires = conn.expires.load(Ordering::Relaxed);
         // Published with a release store: readers see a fully built entry.
         let e = guard.push_front(conn);
@@ -521,6 +543,9 @@ impl ConnTable {
         c.state.retire(&c.counters());
         c.dest.refresh_overload();
         self.count.fetch_sub(1, Ordering::Relaxed);
+        if let Some(n) = self.nat_source_of(c) {
+            n.fetch_sub(1, Ordering::Relaxed);
+        }
         // A connection gives back its template's reference (templates
         // hold none). A template's own memory, or the table's reference
         // to it (the collector may have claimed it already, see
@@ -533,6 +558,17 @@ impl ConnTable {
             }
         }
         drop(held);
+    }
+
+    /// The reply-source count a NAT connection is in (`None` for other
+    /// methods and templates).
+    fn nat_source_of(&self, c: &Conn) -> Option<&AtomicU32> {
+        if c.template || c.fwd != FwdMethod::Masq {
+            return None;
+        }
+        let t = &c.tuple;
+        self.nat_sources
+            .get(nat_source_slot(t.protocol, &t.daddr, t.dport))
     }
 
     /// Lowers the collector's hint for `hash`'s group to `t` (jiffies) if

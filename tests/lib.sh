@@ -25,6 +25,11 @@ mkns() {
   ip netns add "$ns" || fail "ip netns add $ns"
   _created_ns+=("$ns")
   ip -n "$ns" link set lo up
+  # The fast path pass (tests/vm/run, fastpath.list): every namespace has
+  # rvs's ingress fast path on from the start.
+  if [ "${RVS_FASTPATH:-0}" = 1 ] && rvs_loaded; then
+    ip netns exec "$ns" rvsadm --set-option fastpath=1 >/dev/null || fail "rvsadm --set-option fastpath=1 in $ns"
+  fi
   echo "$ns"
 }
 

@@ -96,12 +96,17 @@ IP
   for d in "$D1" "$D2"; do
     ip netns exec "$d" nft -f - <<NFT || fail "nft setup in ${d#$NS_PREFIX-}"
 table ip sync {
-  counter vip {}
   counter sync {}
   chain pre {
     type filter hook prerouting priority -300; policy accept;
-    ip daddr $VIP tcp dport 80 counter name vip
     udp dport 8848 counter name sync
+  }
+}
+table netdev sync {
+  counter vip {}
+  chain in {
+    type filter hook ingress device l0 priority -500; policy accept;
+    meta pkttype host ip daddr $VIP tcp dport 80 counter name vip
   }
 }
 NFT
@@ -110,7 +115,9 @@ NFT
   bg_track $!
 }
 
-vip_pkts() { nft_counter "$1" ip sync vip; }
+# Counted as frames arrive: rvs's ingress fast path, when on, takes
+# established flows before PREROUTING.
+vip_pkts() { nft_counter "$1" netdev sync vip; }
 sync_pkts() { nft_counter "$1" ip sync sync; }
 route_via() { ip -n "$CL" route replace $VIP/32 via "$1" || fail "$CASE: ip route replace $VIP via $1"; }
 

@@ -95,12 +95,14 @@ addr add $VIP/32 dev lo
 IP
   nsysctl "$RS" net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2
   for d in "$D1" "$D2"; do
+    # Counted as frames arrive (a netdev chain): rvs's ingress fast path,
+    # when on, takes established flows before PREROUTING.
     ip netns exec "$d" nft -f - <<NFT || fail "nft setup in ${d#"$NS_PREFIX"-}"
-table ip ha {
+table netdev ha {
   counter vip {}
-  chain pre {
-    type filter hook prerouting priority -300; policy accept;
-    ip daddr $VIP tcp dport 80 counter name vip
+  chain in {
+    type filter hook ingress device l0 priority -500; policy accept;
+    meta pkttype host ip daddr $VIP tcp dport 80 counter name vip
   }
 }
 NFT
@@ -109,7 +111,7 @@ NFT
   bg_track $!
 }
 
-vip_pkts() { nft_counter "$1" ip ha vip; }
+vip_pkts() { nft_counter "$1" netdev ha vip; }
 mac_of() { ip -n "$1" -o link show "$2" | awk '{for (i = 1; i < NF; i++) if ($i == "link/ether") print $(i + 1)}'; }
 has_vip() { ip -n "$1" -4 -o addr show dev l0 | grep -q " $VIP/32 "; }
 # The client's neighbour entry for the VIP: "MAC STATE", or nothing.

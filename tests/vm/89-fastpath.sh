@@ -1,0 +1,177 @@
+#!/bin/bash
+# The ingress fast path (--set-option fastpath=1): established NAT
+# connections, IPv4 and IPv6, both directions, are handled at the devices'
+# ingress hook, so the director's INPUT and FORWARD chains see only the
+# packets that open and close them; every packet is still counted, the TTL
+# and hop limit still drop by one, and the data arrives intact. Off again,
+# the chains see every packet. Devices come and go under it, and the
+# module unloads with it on.
+#   client 10.0.0.2 -- director (VIP 10.0.100.1 on lo) -- br0 -- real server 10.0.1.1
+. "$(dirname "$0")/../lib.sh"
+
+rvs_only
+adm_init rr
+mk_test_tmp
+topo_nat fp 1
+topo_nat_ipv6
+VIP4=$VIP
+
+# Counters outside rvs: what the client and the real server send, what the
+# director's filter chains see, and the TTL / hop limit that arrives.
+ip netns exec "$LB" nft -f - <<EOF || fail "nft (director)"
+table inet fp {
+  counter in4 {}
+  counter in6 {}
+  counter fwd4 {}
+  counter fwd6 {}
+  chain input {
+    type filter hook input priority 0;
+    ip daddr $VIP4 tcp dport 8000 counter name in4
+    ip6 daddr $VIP6 tcp dport 8000 counter name in6
+  }
+  chain forward {
+    type filter hook forward priority 0;
+    ip saddr ${RIP[1]} tcp sport 8000 counter name fwd4
+    ip6 saddr 2001:db8:1::1 tcp sport 8000 counter name fwd6
+  }
+}
+EOF
+ip netns exec "$CL" nft -f - <<EOF || fail "nft (client)"
+table inet fp {
+  counter sent4 {}
+  counter sent6 {}
+  counter got_ttl {}
+  counter got_hop {}
+  chain output {
+    type filter hook output priority 0;
+    ip daddr $VIP4 tcp dport 8000 counter name sent4
+    ip6 daddr $VIP6 tcp dport 8000 counter name sent6
+  }
+  chain input {
+    type filter hook input priority 0;
+    ip saddr $VIP4 tcp sport 8000 ip ttl != 63 counter name got_ttl
+    ip6 saddr $VIP6 tcp sport 8000 ip6 hoplimit != 63 counter name got_hop
+  }
+}
+EOF
+ip netns exec "${RS[1]}" nft -f - <<EOF || fail "nft (real server)"
+table inet fp {
+  counter sent4 {}
+  counter sent6 {}
+  counter got_ttl {}
+  counter got_hop {}
+  chain output {
+    type filter hook output priority 0;
+    ip daddr $CIP tcp sport 8000 counter name sent4
+    ip6 daddr 2001:db8::2 tcp sport 8000 counter name sent6
+  }
+  chain input {
+    type filter hook input priority 0;
+    ip saddr $CIP tcp dport 8000 ip ttl != 63 counter name got_ttl
+    ip6 saddr 2001:db8::2 tcp dport 8000 ip6 hoplimit != 63 counter name got_hop
+  }
+}
+EOF
+reset_fp() {
+  local ns
+  for ns in "$LB" "$CL" "${RS[1]}"; do
+    ip netns exec "$ns" nft reset counters table inet fp >/dev/null || fail "nft reset"
+  done
+}
+
+adm_ok "$LB" -A -t $VIP4:8000 -s rr
+adm_ok "$LB" -a -t $VIP4:8000 -r ${RIP[1]}:8000 -m -w 1
+adm_ok "$LB" -A -t "[$VIP6]:8000" -s rr
+adm_ok "$LB" -a -t "[$VIP6]:8000" -r "[2001:db8:1::1]:8000" -m -w 1
+
+# pkts VIP: "INPKTS OUTPKTS" of the service at VIP (-L --stats --json).
+pkts() {
+  adm "$LB" -L -n --stats --json | python3 -c '
+import json, sys
+for s in json.load(sys.stdin)["services"]:
+    if s["address"] == sys.argv[1]:
+        print(s["stats"]["inpkts"], s["stats"]["outpkts"])' "$1"
+}
+
+# transfer FAMILY LABEL: 2 MiB from the client to the real server through
+# the VIP of FAMILY (4 or 6), counters reset first; sets SENT (client
+# packets), RSENT (real server packets), IN (director INPUT), FWD
+# (director FORWARD), COUNTED and COUNTED_OUT (the service's inpkts and
+# outpkts grew by).
+transfer() {
+  local v=$1 vip=$VIP4 i0 o0 i1 o1
+  [ "$v" = 6 ] && vip=$VIP6
+  reset_fp
+  read -r i0 o0 < <(pkts "$vip")
+  check_transfer "$CL" "${RS[1]}" "$vip" 8000 8000 2097152 "$2"
+  SENT=$(nft_counter "$CL" inet fp sent$v)
+  RSENT=$(nft_counter "${RS[1]}" inet fp sent$v)
+  IN=$(nft_counter "$LB" inet fp in$v)
+  FWD=$(nft_counter "$LB" inet fp fwd$v)
+  read -r i1 o1 < <(pkts "$vip")
+  COUNTED=$((i1 - i0)) COUNTED_OUT=$((o1 - o0))
+  local t=ttl; [ "$v" = 6 ] && t=hop
+  assert_eq "$(nft_counter "$CL" inet fp got_$t)" 0 "$2: replies at the client whose TTL/hop limit is not 63"
+  assert_eq "$(nft_counter "${RS[1]}" inet fp got_$t)" 0 "$2: requests at the real server whose TTL/hop limit is not 63"
+  log "$2: client sent $SENT, real server $RSENT; director INPUT saw $IN, FORWARD $FWD; service counted $COUNTED in, $COUNTED_OUT out"
+  [ "$SENT" -ge 20 ] && [ "$RSENT" -ge 20 ] || fail "$2: too few packets to tell the paths apart ($SENT, $RSENT)"
+}
+
+# Off (the default): every packet passes the filter chains.
+for v in 4 6; do
+  transfer $v "IPv$v NAT, fast path off"
+  assert_eq "$IN" "$SENT" "IPv$v, fast path off: client packets seen by INPUT"
+  assert_eq "$FWD" "$RSENT" "IPv$v, fast path off: real server packets seen by FORWARD"
+  assert_eq "$COUNTED" "$SENT" "IPv$v, fast path off: client packets the service counted"
+  assert_eq "$COUNTED_OUT" "$RSENT" "IPv$v, fast path off: real server packets the service counted"
+done
+
+mark=$(kmsg_mark)
+adm_ok "$LB" --set-option fastpath=1
+assert_eq "$(adm "$LB" -L --options --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["options"]["fastpath"])')" 1 "fastpath setting"
+dmesg_since "$mark" | grep -q 'fast path on: [1-9][0-9]* devices hooked' ||
+  fail "no 'fast path on' line in the kernel log: $(dmesg_since "$mark" | tail -3)"
+
+# On: only the opening and closing packets (SYN, the handshake's ACK, FINs
+# and what follows them) take the slow path.
+for v in 4 6; do
+  transfer $v "IPv$v NAT, fast path on"
+  [ "$IN" -le 8 ] || fail "IPv$v, fast path on: INPUT saw $IN of the client's $SENT packets"
+  [ "$FWD" -le 8 ] || fail "IPv$v, fast path on: FORWARD saw $FWD of the real server's $RSENT packets"
+  assert_eq "$COUNTED" "$SENT" "IPv$v, fast path on: client packets the service counted"
+  assert_eq "$COUNTED_OUT" "$RSENT" "IPv$v, fast path on: real server packets the service counted"
+done
+
+# The connections' state and expiry moved on as on the slow path: each
+# ended (FIN_WAIT or TIME_WAIT, not ESTABLISHED with 900 s left).
+states=$(adm "$LB" -L -n -c | awk 'NR > 2 {print $3}' | sort | uniq -c | tr -s ' ')
+log "connection states: $states"
+echo "$states" | grep -q ESTABLISHED && fail "a finished connection is still ESTABLISHED: $states"
+
+# Devices that come and go while it is on are hooked and unhooked (the
+# kernel log would show a splat for a hook left on a freed device).
+ip -n "$LB" link add fpdummy type dummy || fail "add a dummy device"
+ip -n "$LB" link set fpdummy up
+ip -n "$LB" link del fpdummy || fail "delete the dummy device"
+ip link add fpmove type dummy || fail "add a device to move"
+ip link set fpmove netns "$LB" || fail "move a device into the director's namespace"
+ip -n "$LB" link set fpmove netns 1 || fail "move it back out"
+ip link del fpmove
+
+# Off again: the chains see everything once more.
+mark=$(kmsg_mark)
+adm_ok "$LB" --set-option fastpath=0
+dmesg_since "$mark" | grep -q 'fast path off: 0 devices hooked' ||
+  fail "no 'fast path off' line in the kernel log: $(dmesg_since "$mark" | tail -3)"
+transfer 4 "IPv4 NAT, fast path off again"
+assert_eq "$IN" "$SENT" "fast path off again: client packets seen by INPUT"
+
+# Unloading with the fast path on in a live namespace unhooks its devices
+# (the runner loads the module again).
+adm_ok "$LB" --set-option fastpath=1
+rmmod rvs || fail "rmmod rvs with the fast path on"
+# Nothing balances any more: the director's own stack refuses the port.
+serve_sink "${RS[1]}" 8000 "$TEST_TMP/late"
+ip netns exec "$CL" socat -u /dev/null "TCP4:$VIP4:8000,connect-timeout=3" 2>/dev/null &&
+  fail "a connection to the VIP still reached a real server after unload"
+pass "fast path: established NAT flows skip the chains, counted, one hop less; on, off, device churn, unload"

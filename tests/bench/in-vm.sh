@@ -199,6 +199,49 @@ PG
       awk -v d=$((b1 - b0)) -v hz="$hz" -v n="$PKTS" 'BEGIN {printf "%.0f", d * 1e9 / hz / n}'
     fi
   }
+  # wire_cost DEV COSTFN ARGS...: the cost of the same packets dropped
+  # as they arrive, at DEV's ingress hook (an nftables netdev chain):
+  # pktgen, the veth and the receive path, which every packet pays before
+  # the director decides anything. A packet's director cost is its cost
+  # less this.
+  wire_cost() {
+    local dev=$1 fn=$2 w
+    shift 2
+    ip netns exec "$LB" nft -f - <<NFT || fail "nft netdev drop"
+table netdev wire {
+  chain in {
+    type filter hook ingress device $dev priority -500; policy drop;
+  }
+}
+NFT
+    w=$("$fn" "$@")
+    ip netns exec "$LB" nft delete table netdev wire || fail "nft delete table netdev wire"
+    echo "$w"
+  }
+  # director_rows NAME COST FORWARD: the director's share (less $WIRE) of
+  # the engine's cost (NAME-director-*) and of plain forwarding's
+  # (NAME-forward-director-*), and the wire cost itself (NAME-wire-*).
+  director_rows() {
+    log "$ADM $1: the same packets dropped on arrival: ${WIRE} $U"
+    val "$1-wire-$M" "$WIRE" $U
+    val "$1-director-$M" "$(($2 - WIRE))" $U
+    val "$1-forward-director-$M" "$(($3 - WIRE))" $U
+  }
+  # fast_cost NAME COSTFN ARGS...: rvs only: the same packets with the
+  # ingress fast path on (NAME-fast-*, and its director share
+  # NAME-fast-director-*), then off again. IPVS has no fast path: its rows
+  # stay NA and the report compares them with IPVS's NAME rows.
+  fast_cost() {
+    local name=$1 fn=$2 cf
+    shift 2
+    [ "$ADM" = rvsadm ] || return 0
+    adm_ok "$LB" --set-option fastpath=1
+    cf=$("$fn" "$@")
+    adm_ok "$LB" --set-option fastpath=0
+    log "$ADM $name with the fast path: ${cf} $U"
+    val "$name-fast-$M" "$cf" $U
+    val "$name-fast-director-$M" "$((cf - WIRE))" $U
+  }
   cost() { measure pktgen_send "$@"; }     # DST SRC_MIN SRC_MAX
   cost6() { measure pktgen_send6 "$@"; }   # DST6
   # conns_now [SERVER]: entries in the table (active + inactive of the real
@@ -312,6 +355,10 @@ IP
           log "$ADM $fwd: ${c} $U, plain forwarding ${base} $U, $n entries"
           val udp-$fwd-$M "$c" $U
           val udp-$fwd-engine-$M "$((c - base))" $U
+          val udp-$fwd-forward-$M "$base" $U
+          WIRE=$(wire_cost d0 cost $VIP "$lo" "$hi")
+          director_rows udp-$fwd "$c" "$base"
+          fast_cost udp-$fwd cost $VIP "$lo" "$hi"
           cleanup_ns ) || exit 1
       done ;;
     udp6-cost)
@@ -329,6 +376,10 @@ IP
           log "$ADM IPv6 $fwd: ${c} $U, plain forwarding ${base} $U, $n entries"
           val udp6-$fwd-$M "$c" $U
           val udp6-$fwd-engine-$M "$((c - base))" $U
+          val udp6-$fwd-forward-$M "$base" $U
+          WIRE=$(wire_cost d0 cost6 $VIP)
+          director_rows udp6-$fwd "$c" "$base"
+          fast_cost udp6-$fwd cost6 $VIP
           cleanup_ns ) || exit 1
       done ;;
     conntab)

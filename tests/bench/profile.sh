@@ -1,16 +1,16 @@
 #!/bin/bash
 # Profiles the director during a benchmark scenario (guest side):
 #   qemu/run --no-module -- tests/bench/profile.sh [rvs|ipvs] [SECS] \
-#       [nat-tcp-1|dr-tcp-1|tun-tcp-1|udp-nat|udp-dr]
+#       [nat-tcp-1|dr-tcp-1|tun-tcp-1|udp-nat|udp-dr] [fast]
 # Loads the engine, builds the scenario's topology (as tests/bench/in-vm.sh),
 # runs its load (iperf3 1 stream, or connrate's 18-byte UDP flood from 4
 # sockets) through the VIP while
 # `perf record -a -e cpu-clock` samples every CPU, and prints the top kernel
 # symbols (perf report --sort sym), the engine module's own symbols and the
-# share of each module. rvs.ko is offered to perf through --symfs so its
+# share of each module; "fast" turns rvs's ingress fast path on. rvs.ko is offered to perf through --symfs so its
 # symbols have names.
 . "$(dirname "$0")/../lib.sh"
-eng=${1:-rvs} secs=${2:-5} scen=${3:-nat-tcp-1}
+eng=${1:-rvs} secs=${2:-5} scen=${3:-nat-tcp-1} fast=${4:-}
 CONNRATE=$RVS_ROOT/target/release/connrate
 command -v perf >/dev/null || skip "perf not installed"
 grep -q '^rvs ' /proc/modules && rmmod rvs
@@ -40,6 +40,7 @@ case $1 in
 esac
 adm_ok "$LB" -A -$3 $VIP:$4 -s rr
 adm_ok "$LB" -a -$3 $VIP:$4 -r ${RIP[1]}:$4 $2 -w 1
+[ "$fast" = fast ] && [ "$eng" = rvs ] && adm_ok "$LB" --set-option fastpath=1
 # TUN: MSS 1400, so segments fit the tunnel without PMTU discovery.
 mss=()
 [ "$1" = tun ] && mss=(-M 1400)

@@ -48,6 +48,20 @@ SCENARIOS = {
     "udp6-nat-engine-insn": ("the same minus plain IPv6 forwarding", "lower"),
     "udp6-dr-insn": ("guest instructions per 80-byte UDP packet over IPv6, DR, 1,000 flows", "lower"),
     "udp6-dr-engine-insn": ("the same minus plain IPv6 forwarding", "lower"),
+    **{
+        "%s-%s%s-%s" % (base, fwd, part, unit): (desc % (label, fam), "lower")
+        for base, fam in (("udp", "IPv4"), ("udp6", "IPv6"))
+        for fwd, label in (("nat", "NAT"), ("dr", "DR"))
+        for unit in ("insn", "ns")
+        for part, desc in (
+            ("-forward", "%s packets of the same flows, plainly forwarded instead (%s; no engine work)"),
+            ("-wire", "%s packets dropped as they arrive (%s; pktgen, veth, receive: what every packet pays before the director decides)"),
+            ("-director", "%s: the director's share of a packet (the cost less -wire), %s"),
+            ("-forward-director", "%s flows plainly forwarded: the director's share (%s)"),
+            ("-fast", "%s with rvs's ingress fast path (%s; IPVS has none: its column is its only path)"),
+            ("-fast-director", "%s with rvs's ingress fast path, director's share (%s; IPVS: its only path)"),
+        )
+    },
     "conntab-1k-insn": ("NAT UDP instructions per packet with 1,000 entries in the connection table", "lower"),
     "conntab-big-insn": ("the same 1,000 flows with CONNS entries in the table", "lower"),
     "conntab-big-vs-1k-insn": ("conntab-big-insn / conntab-1k-insn", "lower"),
@@ -96,6 +110,20 @@ def targets(res):
             continue
         r = by.get(m, {}).get("ratio_rvs_ipvs")
         add("%s IPVS/rvs >= 1.0" % m, 1 / r if r else None, r is not None and r <= 1.0, "per-packet cost, inverted so higher is better")
+    # Issue 20's fast path targets, on the director's share of a packet:
+    # at most 0.7x IPVS's, and at most plain forwarding's (the cheaper of
+    # the two engines' forwarding runs).
+    for base in ("udp-nat", "udp-dr", "udp6-nat", "udp6-dr"):
+        for unit in ("insn", "ns"):
+            m = "%s-fast-director-%s" % (base, unit)
+            if m not in by:
+                continue
+            r = by[m].get("ratio_rvs_ipvs")
+            add("%s <= 0.7x IPVS" % m, r, r is not None and r <= 0.7, "rvs fast path / IPVS, director's share per packet")
+            fwd = [v for v in (med("%s-forward-director-%s" % (base, unit), e) for e in ("ipvs", "rvs")) if v]
+            f = med(m, "rvs")
+            v = f / min(fwd) if f and fwd else None
+            add("%s <= plain forwarding" % m, v, v is not None and v <= 1.0, "rvs fast path / plain forwarding of the same packets")
     g = med("conntab-big-vs-1k", "rvs")
     add("rvs conntab big/1k <= 1.10", g, g is not None and g <= 1.10, "CPU per packet, big table vs 1k")
     if "conntab-big-vs-1k-insn" in by:
@@ -145,7 +173,12 @@ def summarise(rows):
                "metric": metric_kind(m, unit)}
         for eng in ("ipvs", "rvs"):
             vals = []
-            for r in mrows:
+            # IPVS has no fast path: a fast path row compares rvs's fast
+            # path with IPVS's only path (the same row without "-fast").
+            src = mrows
+            if eng == "ipvs" and "-fast" in m and not any(r[1] == "ipvs" and r[3] != "NA" for r in mrows):
+                src = [r for r in rows if r[0] == m.replace("-fast", "", 1)]
+            for r in src:
                 if r[1] == eng and r[3] != "NA":
                     try:
                         vals.append(float(r[3]))

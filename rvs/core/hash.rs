@@ -253,7 +253,7 @@ pub const NAT_SOURCE_SLOTS: usize = 256;
 /// only costs the lookup the filter would have saved.
 pub fn nat_source_slot(proto: u8, addr: &[u8; 16], port: u16) -> usize {
     let [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15] = *addr;
-    let mut x = u32::from(proto) << 16 | u32::from(port);
+    let mut x = (u32::from(proto) << 16) | u32::from(port);
     for w in [
         [a0, a1, a2, a3],
         [a4, a5, a6, a7],

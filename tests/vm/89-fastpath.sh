@@ -3,9 +3,10 @@
 # connections, IPv4 and IPv6, both directions, are handled at the devices'
 # ingress hook, so the director's INPUT and FORWARD chains see only the
 # packets that open and close them; every packet is still counted, the TTL
-# and hop limit still drop by one, and the data arrives intact. Off again,
-# the chains see every packet. Devices come and go under it, and the
-# module unloads with it on.
+# and hop limit still drop by one, and the data arrives intact. The same
+# for direct routing and IP-in-IP tunnels (INPUT). Off again, the chains
+# see every packet. Devices come and go under it, and the module unloads
+# with it on.
 #   client 10.0.0.2 -- director (VIP 10.0.100.1 on lo) -- br0 -- real server 10.0.1.1
 . "$(dirname "$0")/../lib.sh"
 
@@ -157,6 +158,48 @@ ip link add fpmove type dummy || fail "add a device to move"
 ip link set fpmove netns "$LB" || fail "move a device into the director's namespace"
 ip -n "$LB" link set fpmove netns 1 || fail "move it back out"
 ip link del fpmove
+
+# Direct routing and IP-in-IP tunnels (IPv4), in a topology of their own:
+# the client's packets skip the director's INPUT chain too (the real
+# server answers the client directly), and are all counted.
+direct_case() {
+  local fwd=$1 label=$2 sent in c0 c1
+  topo_direct "fp$fwd"
+  if [ "$fwd" = i ]; then tun_rs; else direct_rs; fi
+  ip netns exec "$LB" nft -f - <<EOF || fail "nft ($label director)"
+table inet fp {
+  counter in4 {}
+  chain input {
+    type filter hook input priority 0;
+    ip daddr $VIP tcp dport 8000 counter name in4
+  }
+}
+EOF
+  ip netns exec "$CL" nft -f - <<EOF || fail "nft ($label client)"
+table inet fp {
+  counter sent4 {}
+  chain output {
+    type filter hook output priority 0;
+    ip daddr $VIP tcp dport 8000 counter name sent4
+  }
+}
+EOF
+  adm_ok "$LB" --set-option fastpath=1
+  adm_ok "$LB" -A -t $VIP:8000 -s rr
+  adm_ok "$LB" -a -t $VIP:8000 -r ${RIP[1]}:8000 -$fwd -w 1
+  read -r c0 _ < <(pkts "$VIP")
+  check_transfer "$CL" "${RS[1]}" "$VIP" 8000 8000 2097152 "$label, fast path on"
+  read -r c1 _ < <(pkts "$VIP")
+  sent=$(nft_counter "$CL" inet fp sent4) in=$(nft_counter "$LB" inet fp in4)
+  log "$label, fast path on: client sent $sent; director INPUT saw $in; service counted $((c1 - c0))"
+  [ "$sent" -ge 20 ] || fail "$label: too few packets to tell the paths apart ($sent)"
+  [ "$in" -le 8 ] || fail "$label, fast path on: INPUT saw $in of the client's $sent packets"
+  assert_eq "$((c1 - c0))" "$sent" "$label, fast path on: client packets the service counted"
+}
+NAT_CL=$CL NAT_LB=$LB NAT_RS=${RS[1]}
+direct_case g "DR"
+direct_case i "TUN (IPIP)"
+CL=$NAT_CL LB=$NAT_LB RS=("" "$NAT_RS") VIP=$VIP4
 
 # Off again: the chains see everything once more.
 mark=$(kmsg_mark)

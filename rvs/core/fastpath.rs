@@ -136,8 +136,16 @@ fn ipv6_ok(hdr: &[u8], pkt_len: usize) -> bool {
         && pkt_len.checked_sub(40) == Some(payload)
         && transport_ok(next)
         && hops > 1
-        // Not to a multicast group (ff00::/8).
+        // Not to a multicast group (ff00::/8); neither end link-local
+        // (fe80::/10), which ip6_forward never forwards.
         && h.get(24) != Some(&0xff)
+        && !link_local(h.get(8..10))
+        && !link_local(h.get(24..26))
+}
+
+/// Whether the first two bytes of an IPv6 address are in fe80::/10.
+fn link_local(b: Option<&[u8]>) -> bool {
+    matches!(b, Some(&[0xfe, x]) if x & 0xc0 == 0x80)
 }
 
 #[cfg(test)]
@@ -247,6 +255,14 @@ mod tests {
             let mut h = v6(40);
             h[i] = v;
             assert!(!ip_header_ok(AddrFamily::Inet6, &h, 80), "byte {i} = {v}");
+        }
+        // Link-local source or destination (fe80::/10): fe80 and febf are,
+        // fec0 is not.
+        for (at, second, ok) in [(8, 0x80, false), (24, 0xbf, false), (8, 0xc0, true)] {
+            let mut h = v6(40);
+            h[at] = 0xfe;
+            h[at + 1] = second;
+            assert_eq!(ip_header_ok(AddrFamily::Inet6, &h, 80), ok, "byte {at}: fe{second:02x}");
         }
     }
 }

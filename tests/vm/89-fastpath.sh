@@ -37,7 +37,11 @@ table inet fp {
   }
 }
 EOF
-ip netns exec "$CL" nft -f - <<EOF || fail "nft (client)"
+# end_counters NS PEER4 PEER6 OUT IN: at one end (client or real server),
+# what it sends to its peer (port 8000 as OUT: dport or sport) and what
+# arrives from it with a TTL / hop limit other than 63 (port 8000 as IN).
+end_counters() {
+  ip netns exec "$1" nft -f - <<EOF || fail "nft (${1#"$NS_PREFIX"-})"
 table inet fp {
   counter sent4 {}
   counter sent6 {}
@@ -45,34 +49,19 @@ table inet fp {
   counter got_hop {}
   chain output {
     type filter hook output priority 0;
-    ip daddr $VIP4 tcp dport 8000 counter name sent4
-    ip6 daddr $VIP6 tcp dport 8000 counter name sent6
+    ip daddr $2 tcp $4 8000 counter name sent4
+    ip6 daddr $3 tcp $4 8000 counter name sent6
   }
   chain input {
     type filter hook input priority 0;
-    ip saddr $VIP4 tcp sport 8000 ip ttl != 63 counter name got_ttl
-    ip6 saddr $VIP6 tcp sport 8000 ip6 hoplimit != 63 counter name got_hop
+    ip saddr $2 tcp $5 8000 ip ttl != 63 counter name got_ttl
+    ip6 saddr $3 tcp $5 8000 ip6 hoplimit != 63 counter name got_hop
   }
 }
 EOF
-ip netns exec "${RS[1]}" nft -f - <<EOF || fail "nft (real server)"
-table inet fp {
-  counter sent4 {}
-  counter sent6 {}
-  counter got_ttl {}
-  counter got_hop {}
-  chain output {
-    type filter hook output priority 0;
-    ip daddr $CIP tcp sport 8000 counter name sent4
-    ip6 daddr 2001:db8::2 tcp sport 8000 counter name sent6
-  }
-  chain input {
-    type filter hook input priority 0;
-    ip saddr $CIP tcp dport 8000 ip ttl != 63 counter name got_ttl
-    ip6 saddr 2001:db8::2 tcp dport 8000 ip6 hoplimit != 63 counter name got_hop
-  }
 }
-EOF
+end_counters "$CL" "$VIP4" "$VIP6" dport sport
+end_counters "${RS[1]}" "$CIP" 2001:db8::2 sport dport
 reset_fp() {
   local ns
   for ns in "$LB" "$CL" "${RS[1]}"; do
@@ -162,28 +151,24 @@ ip link del fpmove
 # Direct routing and IP-in-IP tunnels (IPv4), in a topology of their own:
 # the client's packets skip the director's INPUT chain too (the real
 # server answers the client directly), and are all counted.
+# vip_counter NS NAME HOOK: counts packets to $VIP:8000 at HOOK in NS.
+vip_counter() {
+  ip netns exec "$1" nft -f - <<EOF || fail "nft in ${1#"$NS_PREFIX"-}"
+table inet fp {
+  counter $2 {}
+  chain $3 {
+    type filter hook $3 priority 0;
+    ip daddr $VIP tcp dport 8000 counter name $2
+  }
+}
+EOF
+}
 direct_case() {
   local fwd=$1 label=$2 sent in c0 c1
   topo_direct "fp$fwd"
   if [ "$fwd" = i ]; then tun_rs; else direct_rs; fi
-  ip netns exec "$LB" nft -f - <<EOF || fail "nft ($label director)"
-table inet fp {
-  counter in4 {}
-  chain input {
-    type filter hook input priority 0;
-    ip daddr $VIP tcp dport 8000 counter name in4
-  }
-}
-EOF
-  ip netns exec "$CL" nft -f - <<EOF || fail "nft ($label client)"
-table inet fp {
-  counter sent4 {}
-  chain output {
-    type filter hook output priority 0;
-    ip daddr $VIP tcp dport 8000 counter name sent4
-  }
-}
-EOF
+  vip_counter "$LB" in4 input
+  vip_counter "$CL" sent4 output
   adm_ok "$LB" --set-option fastpath=1
   adm_ok "$LB" -A -t $VIP:8000 -s rr
   adm_ok "$LB" -a -t $VIP:8000 -r ${RIP[1]}:8000 -$fwd -w 1

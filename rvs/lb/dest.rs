@@ -66,10 +66,15 @@ pub(crate) struct Dest {
     pub(crate) svc_stats: Arc<Stats>,
     /// Output route to this server, cached per CPU.
     pub(crate) route: RouteCache,
+    /// Its service's firewall mark (0: an address service): the mark its
+    /// connections' packets carried when they matched the service, which
+    /// a sync master sends along for the fast path's packets (they reach
+    /// rvs before any rule marks them).
+    pub(crate) svc_fwmark: u32,
 }
 
 impl Dest {
-    pub(super) fn new(p: &DestParams, svc_stats: Arc<Stats>) -> Result<Arc<Self>> {
+    pub(super) fn new(p: &DestParams, svc_stats: Arc<Stats>, svc_fwmark: u32) -> Result<Arc<Self>> {
         Ok(Arc::new(
             Dest {
                 af: p.af,
@@ -91,6 +96,7 @@ impl Dest {
                 stats: Stats::new()?,
                 svc_stats,
                 route: RouteCache::new()?,
+                svc_fwmark,
             },
             GFP_KERNEL_ACCOUNT,
         )?)

@@ -95,7 +95,9 @@ fn handle(ns: &NetState, af: AddrFamily, net: &Net, mut skb: Skb<'_>) -> Verdict
         skb.set_transport_offset(pkt.ip.l4_offset);
         let seen = Seen {
             len: pkt_len,
-            fwmark: skb.fwmark(),
+            // No rule marked it yet: a sync master sends the mark that
+            // made the connection (its service's), as for the slow path.
+            fwmark: conn.dest.svc_fwmark,
             new_conn: false,
             one_packet: false,
         };

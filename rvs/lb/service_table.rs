@@ -404,7 +404,10 @@ impl Services {
         // Newest first, as IPVS lists them: ties in sed/nq/lc and the
         // sh/dh/mh tables then resolve the way they do in IPVS.
         let mut new = KVec::with_capacity(dests.len() + 1, GFP_KERNEL_ACCOUNT)?;
-        new.push(Dest::new(p, svc.stats.clone())?, GFP_KERNEL_ACCOUNT)?;
+        new.push(
+            Dest::new(p, svc.stats.clone(), key.fwmark)?,
+            GFP_KERNEL_ACCOUNT,
+        )?;
         for d in dests.iter() {
             new.push(d.clone(), GFP_KERNEL_ACCOUNT)?;
         }

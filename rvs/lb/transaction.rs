@@ -311,7 +311,7 @@ impl<'s> Txn<'s> {
         if s.dests.iter().any(|d| d.same(p.af, &p.addr, p.port)) {
             return Err(cfg(EEXIST, c"real server already exists"));
         }
-        let d = Dest::new(p, svc.stats.clone())?;
+        let d = Dest::new(p, svc.stats.clone(), key.fwmark)?;
         // Newest first, as `Services::add_dest`: pushed, then moved to
         // the front.
         s.dests.push(d, GFP_KERNEL_ACCOUNT)?;

@@ -181,10 +181,48 @@ direct_case() {
   [ "$in" -le 8 ] || fail "$label, fast path on: INPUT saw $in of the client's $sent packets"
   assert_eq "$((c1 - c0))" "$sent" "$label, fast path on: client packets the service counted"
 }
-NAT_CL=$CL NAT_LB=$LB NAT_RS=${RS[1]}
+NAT_CL=$CL NAT_LB=$LB NAT_RS=${RS[1]} NAT_RIP=${RIP[1]}
 direct_case g "DR"
 direct_case i "TUN (IPIP)"
-CL=$NAT_CL LB=$NAT_LB RS=("" "$NAT_RS") VIP=$VIP4
+CL=$NAT_CL LB=$NAT_LB RS=("" "$NAT_RS") RIP=("" "$NAT_RIP") VIP=$VIP4
+
+# Connection sync of a firewall-mark service: the fast path's packets reach
+# rvs before any rule marks them, yet the master sends the connection
+# with its service's mark, so the backup (which finds the service by it)
+# takes it while it is open. Mark 7 is set at PREROUTING for VIP:8100.
+newns BK fp-bk
+ip link add s0 netns "$LB" type veth peer name s0 netns "$BK" || fail "veth to the backup"
+ip -n "$LB" addr add 10.0.9.1/24 dev s0 && ip -n "$LB" link set s0 up
+ip -n "$BK" addr add 10.0.9.2/24 dev s0 && ip -n "$BK" link set s0 up
+ip netns exec "$LB" nft -f - <<EOF || fail "nft mark"
+table ip fpmark {
+  chain pre {
+    type filter hook prerouting priority -150;
+    ip daddr $VIP4 tcp dport 8100 meta mark set 7
+  }
+}
+EOF
+for ns in "$LB" "$BK"; do
+  adm_ok "$ns" -A -f 7 -s rr
+  adm_ok "$ns" -a -f 7 -r ${RIP[1]}:8100 -m -w 1
+done
+adm_ok "$LB" --start-daemon master --mcast-interface s0 --syncid 89
+adm_ok "$BK" --start-daemon backup --mcast-interface s0 --syncid 89
+ip netns exec "${RS[1]}" timeout 20 socat -u TCP-LISTEN:8100,reuseaddr OPEN:/dev/null </dev/null >/dev/null 2>&1 &
+bg_track $!
+wait_listen "${RS[1]}" tcp 8100
+# 30 lines, 0.2 s apart, on one connection.
+printf 'for i in $(seq 30); do echo x; sleep 0.2; done\n' >"$TEST_TMP/slow.sh"
+ip netns exec "$CL" timeout 20 socat -u "EXEC:bash $TEST_TMP/slow.sh" "TCP4:$VIP4:8100" </dev/null >/dev/null 2>&1 &
+bg_track $!
+synced=
+for i in $(seq 1 25); do
+  sleep 0.2
+  synced=$(adm "$BK" -L -n -c | awk -v c="$CIP:" 'index($4, c) == 1 && $3 == "ESTABLISHED" {print $4; exit}')
+  [ -n "$synced" ] && break
+done
+[ -n "$synced" ] || fail "the backup did not learn the open connection of the firewall-mark service; master: $(adm "$LB" -L -n -c | tail -n +3 | tr -s ' ' | tr '\n' ';')"
+log "firewall-mark service, fast path on: the backup lists $synced while it is open"
 
 # Off again: the chains see everything once more.
 mark=$(kmsg_mark)

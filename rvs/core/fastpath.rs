@@ -262,7 +262,11 @@ mod tests {
             let mut h = v6(40);
             h[at] = 0xfe;
             h[at + 1] = second;
-            assert_eq!(ip_header_ok(AddrFamily::Inet6, &h, 80), ok, "byte {at}: fe{second:02x}");
+            assert_eq!(
+                ip_header_ok(AddrFamily::Inet6, &h, 80),
+                ok,
+                "byte {at}: fe{second:02x}"
+            );
         }
     }
 }

@@ -202,11 +202,12 @@ fn check_reply(p: &[u8]) -> Result<u8, String> {
             }
         })?,
         // GET_CONFIG answers with SET_CONFIG, as IPVS does: three u32
-        // timeouts, then rvs's settings (u32 each, numbered from 8 on).
+        // timeouts, then rvs's settings (u32 each, the settings table's
+        // attributes: from 8 on, but RVS_CMD_ATTR_OP).
         RVS_CMD_SET_CONFIG => walk_attrs(attrs, |kind, v| {
             let t = kind & NLA_TYPE_MASK;
             let known = (RVS_CMD_ATTR_TIMEOUT_TCP..=RVS_CMD_ATTR_TIMEOUT_UDP).contains(&t)
-                || (RVS_CMD_ATTR_EXPIRE_NODEST_CONN..RVS_CMD_ATTR_OP).contains(&t);
+                || rvs_core::settings::by_attr(t).is_some();
             if !known || v.len() != 4 {
                 return Err(format!(
                     "bad attribute {kind:#x} ({} bytes) in a config reply",
@@ -414,6 +415,26 @@ mod tests {
         for cut in 1..m.len() {
             assert!(parse_datagram(&m[..cut], 77, 0x20).is_err(), "cut {cut}");
         }
+    }
+
+    #[test]
+    fn config_reply_takes_every_setting_and_nothing_else() {
+        let config = |attrs: &[Attr]| {
+            let mut p = vec![RVS_CMD_SET_CONFIG, 1, 0, 0];
+            for a in attrs {
+                a.encode(&mut p);
+            }
+            let mut m = nlmsg(0x20, 0, 12, &p);
+            m[12..16].copy_from_slice(&77u32.to_ne_bytes());
+            parse_datagram(&m, 77, 0x20)
+        };
+        let mut all = vec![Attr::u32(RVS_CMD_ATTR_TIMEOUT_TCP, 900)];
+        for s in rvs_core::settings::SETTINGS.iter() {
+            all.push(Attr::u32(s.attr, s.default));
+        }
+        assert!(config(&all).is_ok(), "{:?}", config(&all));
+        assert!(config(&[Attr::u32(RVS_CMD_ATTR_OP, 1)]).is_err());
+        assert!(config(&[Attr::u16(rvs_core::settings::SETTINGS[0].attr, 1)]).is_err());
     }
 
     #[test]

@@ -5,8 +5,10 @@
 # packets that open and close them; every packet is still counted, the TTL
 # and hop limit still drop by one, and the data arrives intact. The same
 # for direct routing and IP-in-IP tunnels (INPUT). Off again, the chains
-# see every packet. Devices come and go under it, and the module unloads
-# with it on.
+# see every packet. Connection sync of a firewall-mark service carries the
+# service's mark, in the master's messages and in the whole table it sends
+# a backup that starts late. Devices come and go under it, and the module
+# unloads with it on.
 #   client 10.0.0.2 -- director (VIP 10.0.100.1 on lo) -- br0 -- real server 10.0.1.1
 . "$(dirname "$0")/../lib.sh"
 
@@ -223,6 +225,44 @@ for i in $(seq 1 25); do
 done
 [ -n "$synced" ] || fail "the backup did not learn the open connection of the firewall-mark service; master: $(adm "$LB" -L -n -c | tail -n +3 | tr -s ' ' | tr '\n' ';')"
 log "firewall-mark service, fast path on: the backup lists $synced while it is open"
+
+# The same for the whole table a master sends when a backup starts
+# (resync): a connection the backup never heard of, idle while it starts,
+# comes in that table with its service's mark (the first version sent
+# mark 0 there, and the backup refused it).
+adm_ok "$BK" --stop-daemon backup
+# The first listener took its one connection and closed its socket.
+ip netns exec "${RS[1]}" timeout 30 socat -u TCP-LISTEN:8100,reuseaddr,fork OPEN:/dev/null \
+  </dev/null >/dev/null 2>&1 &
+bg_track $!
+wait_listen "${RS[1]}" tcp 8100
+# One line, then 20 s of silence on the open connection.
+printf 'echo y; sleep 20\n' >"$TEST_TMP/idle.sh"
+ip netns exec "$CL" timeout 30 socat -u "EXEC:bash $TEST_TMP/idle.sh" "TCP4:$VIP4:8100" \
+  </dev/null >/dev/null 2>&1 &
+bg_track $!
+idle=
+for i in $(seq 1 25); do
+  sleep 0.2
+  idle=$(adm "$LB" -L -n -c | awk -v c="$CIP:" -v s="$synced" \
+    'index($4, c) == 1 && $4 != s && $3 == "ESTABLISHED" {print $4; exit}')
+  [ -n "$idle" ] && break
+done
+[ -n "$idle" ] || fail "no second connection to the firewall-mark service on the master"
+# The master sends its queued messages every 2 s: the connection's own
+# record (at its 3rd packet) goes out while no backup listens, so only the
+# whole table can bring it.
+sleep 3
+mark=$(kmsg_mark)
+adm_ok "$BK" --start-daemon backup --mcast-interface s0 --syncid 89
+learnt=
+for i in $(seq 1 50); do
+  sleep 0.2
+  learnt=$(adm "$BK" -L -n -c | awk -v c="$idle" '$4 == c && $3 == "ESTABLISHED" {print $4; exit}')
+  [ -n "$learnt" ] && break
+done
+[ -n "$learnt" ] || fail "the backup did not learn $idle from the master's whole table: $(dmesg_since "$mark" | grep sync: | tail -3)"
+log "firewall-mark service: a backup that starts late lists $idle from the master's whole table"
 
 # Off again: the chains see everything once more.
 mark=$(kmsg_mark)

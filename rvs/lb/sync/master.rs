@@ -308,7 +308,7 @@ impl Master {
                             && !c.fwd.has_local_port()
                             && policy::resync_sends(c.template, c.tuple.protocol, c.sync_state())
                         {
-                            self.append(&record(c, template_fwmark(c)));
+                            self.append(&record(c, resync_fwmark(c)));
                             n = n.wrapping_add(1);
                         }
                     });
@@ -381,14 +381,16 @@ pub(super) fn settings(ns: &NetState) -> SyncSettings {
     }
 }
 
-/// A template's firewall mark: a firewall-mark service's templates carry
-/// it as their virtual address (`lb::datapath::persistent_dest`), with
-/// protocol 0. 0 for anything else (the backup finds the service by
-/// address).
-fn template_fwmark(c: &Conn) -> u32 {
+/// The firewall mark a resync sends for `c`: a firewall-mark service's
+/// templates carry it as their virtual address
+/// (`lb::datapath::persistent_dest`), with protocol 0; its connections
+/// have it from their real server's service (a backup finds a
+/// firewall-mark service by mark, not by address). 0 for connections of
+/// other services.
+fn resync_fwmark(c: &Conn) -> u32 {
     match (c.template, c.tuple.protocol, c.tuple.vaddr) {
         (true, 0, [a, b, cc, d, ..]) => u32::from_be_bytes([a, b, cc, d]),
-        _ => 0,
+        _ => c.dest.svc_fwmark,
     }
 }
 

@@ -40,6 +40,7 @@ pub mod rvs_core {
     pub mod sched;
     pub mod sctp;
     pub mod settings;
+    pub mod source_end;
     pub mod svcattr;
     pub mod sync;
     pub mod table_size;

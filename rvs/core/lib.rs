@@ -46,6 +46,7 @@ pub mod rs;
 pub mod sched;
 pub mod sctp;
 pub mod settings;
+pub mod source_end;
 pub mod svcattr;
 pub mod sync;
 pub mod table_size;

@@ -100,9 +100,10 @@ pub(crate) struct ConnTable {
     pub(super) evict_cursor: AtomicU32,
     /// Jiffies of the last "table full" warning (0 = never).
     pub(super) last_full_log: AtomicU64,
-    /// NAT connections in the table, by their real server end's slot
-    /// (`rvs_core::hash::nat_source_slot`): a packet from a slot at zero
-    /// is no NAT reply ([`Self::lookup_out`] needs no hash).
+    /// NAT, FullNAT and ENAT connections in the table, by their real
+    /// server end's slot (`rvs_core::hash::nat_source_slot`): a packet
+    /// from a slot at zero is no reply of theirs ([`Self::lookup_out`] and
+    /// `lookup_fullnat` need no hash, the hooks no full parse).
     nat_sources: [AtomicU32; NAT_SOURCE_SLOTS],
 }
 
@@ -372,6 +373,20 @@ impl ConnTable {
         })
     }
 
+    /// Whether a packet of `protocol` from `addr`:`port` may be a reply of
+    /// a NAT, FullNAT or ENAT connection: `false` when no such
+    /// connection's real-server end shares its slot of the reply-source
+    /// filter. Most packets a director forwards, and every request to a
+    /// VIP, are from no such end. A connection's count is raised when
+    /// it is inserted, before the request that draws a reply is sent: the
+    /// reply, caused by that request, finds it raised (as it finds the
+    /// entry itself).
+    pub(crate) fn may_be_nat_reply(&self, protocol: u8, addr: &[u8; 16], port: u16) -> bool {
+        self.nat_sources
+            .get(nat_source_slot(protocol, addr, port))
+            .is_some_and(|n| n.load(Ordering::Relaxed) != 0)
+    }
+
     /// The NAT connection a reply from a real server belongs to (only NAT
     /// connections see replies at the director's hooks).
     #[allow(clippy::too_many_arguments)]
@@ -385,15 +400,7 @@ impl ConnTable {
         caddr: &[u8; 16],
         cport: u16,
     ) -> Option<&'g ConnEntry> {
-        // Most packets that come here (everything the director forwards)
-        // are from no NAT connection's real server. A connection's count
-        // is raised when it is inserted, before the request that draws a
-        // reply is sent: the reply, caused by that request, finds it
-        // raised (as it finds the entry itself).
-        let slot = self
-            .nat_sources
-            .get(nat_source_slot(protocol, daddr, dport))?;
-        if slot.load(Ordering::Relaxed) == 0 {
+        if !self.may_be_nat_reply(protocol, daddr, dport) {
             return None;
         }
         let b = self.hash_of(af, protocol, caddr, cport);
@@ -563,7 +570,7 @@ impl ConnTable {
     /// The reply-source count a NAT connection is in (`None` for other
     /// methods and templates).
     fn nat_source_of(&self, c: &Conn) -> Option<&AtomicU32> {
-        if c.template || c.fwd != FwdMethod::Masq {
+        if c.template || !(c.fwd == FwdMethod::Masq || c.fwd.has_local_port()) {
             return None;
         }
         let t = &c.tuple;

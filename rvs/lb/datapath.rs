@@ -28,6 +28,7 @@ use crate::rvs_core::packet::{IPPROTO_SCTP, IPPROTO_UDP};
 use crate::rvs_core::proto::{self, Dir, L4Event, Sloppy};
 use crate::rvs_core::sched::Flow;
 use crate::rvs_core::settings::Setting;
+use crate::rvs_core::source_end::{self, Peek};
 use crate::rvs_core::tunnel_icmp;
 use crate::sys::hooks::{HookHandler, HookPoint, Verdict};
 use crate::sys::inet::addr16;
@@ -69,6 +70,16 @@ pub(crate) fn handle(
     let Some(conns) = ns.conns() else {
         return Verdict::Accept;
     };
+    // The reply hooks want only replies of NAT, FullNAT and ENAT
+    // connections, and ICMP errors: a TCP, UDP or SCTP packet from none of
+    // their real servers (at FORWARD most of what a director forwards, at
+    // LOCAL_IN every request to a VIP, which the request hook parses next)
+    // goes on without a full parse.
+    if matches!(point, HookPoint::ForwardReply | HookPoint::LocalInReply)
+        && !may_be_nat_reply(&mut skb, af, conns)
+    {
+        return Verdict::Accept;
+    }
     // The stack reassembles IPv4 fragments only for local delivery: at
     // FORWARD a fragmented NAT reply would be translated in its first
     // fragment only (the one with the ports), and the client would get
@@ -92,6 +103,23 @@ pub(crate) fn handle(
         }
         // Not registered by the load balancer (`POINTS`).
         HookPoint::PreRoutingEarly | HookPoint::LocalOutLate => Verdict::Accept,
+    }
+}
+
+/// Whether a packet at a reply hook may be a reply of a NAT, FullNAT or
+/// ENAT connection, from its sending end alone (`rvs_core::source_end`,
+/// `ConnTable::may_be_nat_reply`); `true` when that cannot be told without
+/// the full parse (fragments, extension headers, ICMP).
+fn may_be_nat_reply(skb: &mut Skb<'_>, af: AddrFamily, conns: &ConnTable) -> bool {
+    let peeked = skb.parse_linear(source_end::min_len(af), |h| match source_end::peek(af, h) {
+        Peek::End(end) => Ok(Some(end)),
+        Peek::Need(n) => Err(Some(n)),
+        Peek::Unsure => Ok(None),
+    });
+    match peeked {
+        Some(Some(end)) => conns.may_be_nat_reply(end.proto, &end.addr, end.port),
+        // Truncated or unusual: the full parse decides, as before.
+        _ => true,
     }
 }
 

@@ -195,7 +195,9 @@ impl ConnTable {
         raddr: &[u8; 16],
         rport: u16,
     ) -> Option<&'g ConnEntry> {
-        if self.ports_count.load(Ordering::Relaxed) == 0 {
+        if self.ports_count.load(Ordering::Relaxed) == 0
+            || !self.may_be_nat_reply(protocol, raddr, rport)
+        {
             return None;
         }
         let h = self.port_hash(af, protocol, laddr, lport);

@@ -268,6 +268,8 @@ impl<'a> Skb<'a> {
             } else {
                 packet::TCP_CHECK_OFFSET
             };
+        // Made writable once: the checksum updates below write through
+        // `check`, without `skb_ensure_writable` again for each.
         let h = self.header_mut(check_at + 2).ok_or(ENOMEM)?;
         let no_csum = udp && h.get(check_at..check_at + 2) == Some(&[0, 0][..]);
         let (old_addr, old_port) =
@@ -275,19 +277,44 @@ impl<'a> Skb<'a> {
         if no_csum {
             return Ok(());
         }
-        match af {
-            AddrFamily::Inet => self.csum_replace4(check_at, addr4(&old_addr), addr4(addr), true),
-            AddrFamily::Inet6 => self.csum_replace16(check_at, &old_addr, addr),
-        }
-        self.csum_replace2(check_at, old_port, port.to_be_bytes());
-        if udp && !self.csum_partial() {
-            if let Some(c) = self
-                .header_mut(check_at + 2)
-                .and_then(|h| h.get_mut(check_at..check_at + 2))
-            {
-                if c == [0, 0] {
-                    c.copy_from_slice(&[0xff, 0xff]);
-                }
+        let check = h
+            .get_mut(check_at..check_at + 2)
+            .ok_or(EINVAL)?
+            .as_mut_ptr()
+            .cast::<u16>();
+        let partial = self.csum_partial();
+        // SAFETY: `check` points to the two bytes at `check_at`, within the
+        // `check_at + 2` bytes `header_mut` made linear and private to this
+        // skb; `h` is not used again, and nothing here pulls or reallocates
+        // the head (the helpers only write the field and `skb->csum`, as
+        // `csum_replace4` argues), so `check` stays valid. The kernel
+        // writes the field unaligned-safely as a __sum16.
+        unsafe {
+            match af {
+                AddrFamily::Inet => ffi::inet_proto_csum_replace4(
+                    check,
+                    self.ptr,
+                    u32::from_ne_bytes(addr4(&old_addr)),
+                    u32::from_ne_bytes(addr4(addr)),
+                    true,
+                ),
+                AddrFamily::Inet6 => ffi::rvs_inet_proto_csum_replace16(
+                    check,
+                    self.ptr,
+                    old_addr.as_ptr(),
+                    addr.as_ptr(),
+                ),
+            }
+            ffi::rvs_inet_proto_csum_replace2(
+                check,
+                self.ptr,
+                u16::from_ne_bytes(old_port),
+                port.to_be(),
+                false,
+            );
+            // A computed UDP checksum of 0 goes out as all ones.
+            if udp && !partial && check.read_unaligned() == 0 {
+                check.write_unaligned(0xffff);
             }
         }
         Ok(())
@@ -433,18 +460,6 @@ impl<'a> Skb<'a> {
                 pseudo,
             )
         };
-    }
-
-    /// As [`Skb::csum_replace4`] for a 16-byte IPv6 address, always part of
-    /// the pseudo-header (`inet_proto_csum_replace16`).
-    pub(crate) fn csum_replace16(&mut self, at: usize, from: &[u8; 16], to: &[u8; 16]) {
-        let Some(check) = self.header_mut(at + 2) else {
-            return;
-        };
-        let check = check.as_mut_ptr().wrapping_add(at).cast::<u16>();
-        // SAFETY: as in `csum_replace4`; `from` and `to` are 16 readable
-        // bytes each, copied by the helper before use.
-        unsafe { ffi::rvs_inet_proto_csum_replace16(check, self.ptr, from.as_ptr(), to.as_ptr()) };
     }
 
     /// As [`Skb::csum_replace4`] for a 2-byte field (a port).

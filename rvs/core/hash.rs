@@ -253,16 +253,19 @@ pub const NAT_SOURCE_SLOTS: usize = 256;
 /// only costs the lookup the filter would have saved.
 pub fn nat_source_slot(proto: u8, addr: &[u8; 16], port: u16) -> usize {
     let [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15] = *addr;
+    // Written out: a loop over the four words compiled to a call of the
+    // array iterator's `next` per word (seen in instruction profiles: the
+    // filter runs for every packet at two hooks).
+    let mix = |x: u32, w: [u8; 4]| {
+        (x ^ u32::from_ne_bytes(w))
+            .wrapping_mul(0x9e37_79b1)
+            .rotate_left(13)
+    };
     let mut x = (u32::from(proto) << 16) | u32::from(port);
-    for w in [
-        [a0, a1, a2, a3],
-        [a4, a5, a6, a7],
-        [a8, a9, a10, a11],
-        [a12, a13, a14, a15],
-    ] {
-        x ^= u32::from_ne_bytes(w);
-        x = x.wrapping_mul(0x9e37_79b1).rotate_left(13);
-    }
+    x = mix(x, [a0, a1, a2, a3]);
+    x = mix(x, [a4, a5, a6, a7]);
+    x = mix(x, [a8, a9, a10, a11]);
+    x = mix(x, [a12, a13, a14, a15]);
     (x.wrapping_mul(0x85eb_ca6b) >> 24) as usize % NAT_SOURCE_SLOTS
 }
 

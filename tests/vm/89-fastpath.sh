@@ -217,12 +217,18 @@ wait_listen "${RS[1]}" tcp 8100
 printf 'for i in $(seq 30); do echo x; sleep 0.2; done\n' >"$TEST_TMP/slow.sh"
 ip netns exec "$CL" timeout 20 socat -u "EXEC:bash $TEST_TMP/slow.sh" "TCP4:$VIP4:8100" </dev/null >/dev/null 2>&1 &
 bg_track $!
-synced=
-for i in $(seq 1 25); do
-  sleep 0.2
-  synced=$(adm "$BK" -L -n -c | awk -v c="$CIP:" 'index($4, c) == 1 && $3 == "ESTABLISHED" {print $4; exit}')
-  [ -n "$synced" ] && break
-done
+# established NS TRIES [SKIP]: the first client end ($CIP:port) that NS
+# lists ESTABLISHED, other than SKIP, within TRIES x 0.2 s; empty if none.
+established() {
+  local ns=$1 tries=$2 skip=${3:-} end i
+  for i in $(seq 1 "$tries"); do
+    sleep 0.2
+    end=$(adm "$ns" -L -n -c | awk -v c="$CIP:" -v s="$skip" \
+      'index($4, c) == 1 && $4 != s && $3 == "ESTABLISHED" {print $4; exit}')
+    [ -n "$end" ] && { echo "$end"; return; }
+  done
+}
+synced=$(established "$BK" 25)
 [ -n "$synced" ] || fail "the backup did not learn the open connection of the firewall-mark service; master: $(adm "$LB" -L -n -c | tail -n +3 | tr -s ' ' | tr '\n' ';')"
 log "firewall-mark service, fast path on: the backup lists $synced while it is open"
 
@@ -241,13 +247,7 @@ printf 'echo y; sleep 20\n' >"$TEST_TMP/idle.sh"
 ip netns exec "$CL" timeout 30 socat -u "EXEC:bash $TEST_TMP/idle.sh" "TCP4:$VIP4:8100" \
   </dev/null >/dev/null 2>&1 &
 bg_track $!
-idle=
-for i in $(seq 1 25); do
-  sleep 0.2
-  idle=$(adm "$LB" -L -n -c | awk -v c="$CIP:" -v s="$synced" \
-    'index($4, c) == 1 && $4 != s && $3 == "ESTABLISHED" {print $4; exit}')
-  [ -n "$idle" ] && break
-done
+idle=$(established "$LB" 25 "$synced")
 [ -n "$idle" ] || fail "no second connection to the firewall-mark service on the master"
 # The master sends its queued messages every 2 s: the connection's own
 # record (at its 3rd packet) goes out while no backup listens, so only the
@@ -255,13 +255,8 @@ done
 sleep 3
 mark=$(kmsg_mark)
 adm_ok "$BK" --start-daemon backup --mcast-interface s0 --syncid 89
-learnt=
-for i in $(seq 1 50); do
-  sleep 0.2
-  learnt=$(adm "$BK" -L -n -c | awk -v c="$idle" '$4 == c && $3 == "ESTABLISHED" {print $4; exit}')
-  [ -n "$learnt" ] && break
-done
-[ -n "$learnt" ] || fail "the backup did not learn $idle from the master's whole table: $(dmesg_since "$mark" | grep sync: | tail -3)"
+learnt=$(established "$BK" 50 "$synced")
+[ "$learnt" = "$idle" ] || fail "the backup did not learn $idle from the master's whole table: $(dmesg_since "$mark" | grep sync: | tail -3)"
 log "firewall-mark service: a backup that starts late lists $idle from the master's whole table"
 
 # Off again: the chains see everything once more.
